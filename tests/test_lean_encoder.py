@@ -214,6 +214,39 @@ def test_export_tables_round_trip(lean, tmp_path):
     assert rows[0][1] == 0 and rows[-1][1] == len(rows) - 1
 
 
+class SqliteVocab:
+    """A vocabulary that is only ever asked ``get``: one indexed SQLite lookup per WordPiece candidate."""
+
+    def __init__(self, vocab: dict[str, int]) -> None:
+        import sqlite3
+
+        self.conn = sqlite3.connect(":memory:")
+        self.conn.execute("CREATE TABLE vocab (token TEXT PRIMARY KEY, id INTEGER NOT NULL) WITHOUT ROWID")
+        self.conn.executemany("INSERT INTO vocab VALUES (?, ?)", vocab.items())
+        self.lookups = 0
+
+    def get(self, token, default=None):
+        self.lookups += 1
+        row = self.conn.execute("SELECT id FROM vocab WHERE token = ?", (token,)).fetchone()
+        return default if row is None else row[0]
+
+    def __iter__(self):
+        raise AssertionError("the encoder must not iterate a get-only vocabulary")
+
+
+def test_get_only_vocabulary_gives_the_same_vectors(lean):
+    tables = lean.export_tables()
+    vocab = SqliteVocab(tables["vocab"])
+    weights, _tok, _cfg, tensor = model_files(BUNDLED)
+    enc = LeanEncoder.from_tables(
+        tokenizer_config=tables["tokenizer_config"], config={"max_length": tables["max_length"]},
+        weights_path=weights, tensor_name=tensor, vocab=vocab, median_token_length=tables["median_token_length"],
+        max_token_chars=tables["max_token_chars"])
+    for s in varied_strings():
+        assert enc.encode(s) == lean.encode(s), repr(s[:60])
+    assert vocab.lookups > 0
+
+
 def test_missing_folder_is_a_clear_error(tmp_path):
     with pytest.raises(LeanEncoderError, match="model.safetensors"):
         LeanEncoder.from_folder(tmp_path)

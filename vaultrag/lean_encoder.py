@@ -215,6 +215,7 @@ class LeanEncoder:
         weights: _Tensor | None = None,
         mapping: _Tensor | None = None,
         median_token_length: int | None = None,
+        max_token_chars: int | None = None,
     ) -> None:
         self.vocab = vocab
         self._rows = rows
@@ -224,7 +225,7 @@ class LeanEncoder:
         self.unk_id = unk_id
         self.max_length = max_length
         self._median = median_token_length
-        self._max_token_chars: int | None = None
+        self._max_token_chars = max_token_chars
         norm = tokenizer_config.get("normalizer") or {}
         pre = tokenizer_config.get("pre_tokenizer") or {}
         model = tokenizer_config.get("model") or {}
@@ -273,13 +274,17 @@ class LeanEncoder:
         config: dict,
         weights_path: str | os.PathLike,
         tensor_name: str = "embeddings",
-        vocab: dict[str, int] | None = None,
+        vocab=None,
         median_token_length: int | None = None,
+        max_token_chars: int | None = None,
     ) -> "LeanEncoder":
         """Build from already-parsed parts (see ``export_tables``), e.g. stored in the index database.
 
         ``tokenizer_config`` needs only the keys ``normalizer``, ``pre_tokenizer``, ``added_tokens`` and
-        ``model`` (whose ``vocab`` may be left out when ``vocab`` is passed).
+        ``model`` (whose ``vocab`` may be left out when ``vocab`` is passed). ``vocab`` may be a dict or any
+        object with ``get(token) -> id | None`` (e.g. one that looks tokens up in SQLite one at a time,
+        which costs far less per query than loading 30k entries); pass ``median_token_length`` and
+        ``max_token_chars`` with such an object, since they would otherwise be computed by iterating it.
         """
         header, (buf, base) = _open_safetensors(os.fspath(weights_path))
         name = tensor_name if tensor_name in header else "embeddings"
@@ -304,6 +309,7 @@ class LeanEncoder:
         return cls(
             vocab=vocab, rows=rows, tokenizer_config=tokenizer_config, unk_id=unk_id, max_length=max_length,
             weights=tensor("weights"), mapping=tensor("mapping"), median_token_length=median_token_length,
+            max_token_chars=max_token_chars,
         )
 
     def export_tables(self) -> dict:
@@ -321,7 +327,7 @@ class LeanEncoder:
                       "continuing_subword_prefix": self._prefix, "max_input_chars_per_word": self._max_word},
         }
         return {"vocab": dict(self.vocab), "tokenizer_config": tok_cfg, "max_length": self.max_length,
-                "median_token_length": self.median_token_length}
+                "median_token_length": self.median_token_length, "max_token_chars": self.max_token_chars}
 
     def vocab_rows(self):
         """Yield ``(token, id, row)`` for every vocabulary entry, rows as float tuples (mapping applied,
@@ -337,6 +343,13 @@ class LeanEncoder:
             if i == self.unk_id:
                 return token
         return None
+
+    @property
+    def max_token_chars(self) -> int:
+        """The longest vocabulary entry in characters: no WordPiece candidate longer than it is tried."""
+        if self._max_token_chars is None:
+            self._max_token_chars = max(map(len, self.vocab), default=0)
+        return self._max_token_chars
 
     @property
     def median_token_length(self) -> int:
@@ -454,9 +467,7 @@ class LeanEncoder:
             if self.unk_id is not None:
                 out.append(self.unk_id)
             return
-        if self._max_token_chars is None:
-            self._max_token_chars = max(map(len, vocab)) if vocab else 0
-        limit = self._max_token_chars
+        limit = self.max_token_chars
         prefix = self._prefix
         pieces: list[int] = []
         start = 0
@@ -535,13 +546,17 @@ class LeanEncoder:
         if not ids:
             return [0.0] * dim
         rows, weights, mapping = self._rows, self._weights, self._mapping
-        acc = [0] * dim if rows.code == "b" and weights is None else [0.0] * dim
-        for i in ids:
-            row = rows.row(mapping.scalar(i) if mapping is not None else i)
-            if weights is not None:
-                w = weights.scalar(i)
-                row = [x * w for x in row]
-            acc = [a + b for a, b in zip(acc, row)]
+        if mapping is None and weights is None:
+            acc = list(map(sum, zip(*[rows.row(i) for i in ids])))
+        else:
+            picked = []
+            for i in ids:
+                row = rows.row(mapping.scalar(i) if mapping is not None else i)
+                if weights is not None:
+                    w = weights.scalar(i)
+                    row = [x * w for x in row]
+                picked.append(row)
+            acc = list(map(sum, zip(*picked)))
         n = len(ids)
         vec = [a / n for a in acc]
         if not normalize:
@@ -550,4 +565,4 @@ class LeanEncoder:
         return [x / norm for x in vec]
 
     def __repr__(self) -> str:
-        return f"LeanEncoder(vocab={len(self.vocab)}, dim={self.dim}, max_length={self.max_length})"
+        return f"LeanEncoder(dim={self.dim}, max_length={self.max_length})"
