@@ -1,0 +1,60 @@
+"""Shared fixtures: an isolated environment (no real ~/.config or ~/.local), and small real vaults."""
+from __future__ import annotations
+
+import os
+import textwrap
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED = REPO.parent / "shared"
+EXAMPLE_VAULT = REPO / "vaultrag" / "example_vault"
+
+
+@pytest.fixture(autouse=True)
+def isolated_env(tmp_path_factory, monkeypatch):
+    home = tmp_path_factory.mktemp("home")
+    for var, sub in (("XDG_CONFIG_HOME", "config"), ("XDG_DATA_HOME", "data"), ("XDG_CACHE_HOME", "cache"),
+                     ("XDG_STATE_HOME", "state")):
+        monkeypatch.setenv(var, str(home / sub))
+    for var in ("VAULTRAG_CONFIG", "VAULTRAG_VAULT", "VAULTRAG_DB", "VAULTRAG_MODEL", "VAULTRAG_MAX_TOKENS",
+                "VAULTRAG_HOOK_MAX_TOKENS"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")  # never wait on the (unreachable) hub in tests
+    monkeypatch.setenv("VAULTRAG_MODEL", "bundled")
+    yield home
+
+
+def write_notes(root: Path, notes: dict[str, str]) -> Path:
+    for rel, text in notes.items():
+        p = root / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(textwrap.dedent(text).lstrip("\n"), encoding="utf-8")
+    return root
+
+
+@pytest.fixture
+def vault(tmp_path) -> Path:
+    """A copy of the example vault that tests may edit."""
+    import shutil
+
+    dest = tmp_path / "vault"
+    shutil.copytree(EXAMPLE_VAULT, dest)
+    return dest
+
+
+@pytest.fixture
+def cfg_for(tmp_path):
+    from vaultrag.config import load_config
+
+    def make(vault: Path, **kw):
+        return load_config(vault=str(vault), db=str(tmp_path / "index.sqlite"), **kw)
+    return make
+
+
+def shared_path(*parts: str) -> Path:
+    p = SHARED.joinpath(*parts)
+    if not p.exists():
+        pytest.skip(f"{p} not present (../shared is only beside the repo on the team's machines)")
+    return p

@@ -1,0 +1,171 @@
+"""Retrieval end to end on small real vaults with the real index, model and extensions."""
+from __future__ import annotations
+
+import json
+import random
+
+import pytest
+
+from conftest import write_notes
+from vaultrag.indexer import reindex
+from vaultrag.retrieve import search
+from vaultrag.retrieve.channels import build_fts_query
+from vaultrag.retrieve.fusion import rrf
+from vaultrag.store import Store
+
+
+@pytest.fixture
+def indexed(vault, cfg_for):
+    cfg = cfg_for(vault)
+    reindex(cfg)
+    return cfg
+
+
+def test_answer_shape_and_citation(indexed):
+    ans = search("how long are daily snapshots kept", indexed)
+    d = ans.to_dict()
+    assert d["status"] == "ok" and d["reason"] is None
+    assert set(d) >= {"status", "reason", "query", "channels", "stale_files", "hits"}
+    assert set(d["channels"]) == {"meta", "bm25", "vec"} and all(c["ran"] for c in d["channels"].values())
+    top = d["hits"][0]
+    assert top["path"] == "Projects/Backup plan.md" and "Retention" in top["heading_path"]
+    assert set(top) == {"path", "title", "heading_path", "text", "line_start", "line_end", "citation", "score",
+                        "ranks", "raw", "via", "graph_provenance"}
+    lines = (indexed.vault / top["path"]).read_text().splitlines()
+    assert "14 days" in "\n".join(lines[top["line_start"] - 1: top["line_end"]])
+    assert top["citation"] == "fresh"
+    for h in d["hits"]:
+        for ch in ("meta", "bm25", "vec"):
+            assert (h["ranks"][ch] is None) == (h["raw"][ch] is None)
+            assert h["ranks"][ch] != 0
+
+
+def test_exact_note_name_wins_outright(indexed):
+    for q in ("Ada Lindqvist", "full-text search", "FTS5"):
+        ans = search(q, indexed)
+        assert ans.status == "ok"
+        assert ans.hits[0].path in ("People/Ada.md", "Tools/SQLite FTS5.md"), q
+
+
+def test_determinism_same_bytes(indexed):
+    a = [json.dumps(search(q, indexed).to_dict(), sort_keys=True) for q in ("snapshot restore drill", "BM25")]
+    b = [json.dumps(search(q, indexed).to_dict(), sort_keys=True) for q in ("snapshot restore drill", "BM25")]
+    assert a == b
+
+
+HOSTILE = ['"', "'", '"unbalanced', "a OR", "AND", "NOT NOT", "(", ")", "*", "-x", "col:val", "NEAR(a b)",
+           "^start", "{a b}", "💥🔥", "", "   ", "\x00", "a\nb\n" * 20, "中文", "SELECT * FROM chunks; --",
+           "C++ && ||", "foo:bar-baz*", "x" * 5000, " ".join(["the"] * 50), "$(rm -rf /)", "\\", "%_%"]
+
+
+@pytest.mark.parametrize("q", HOSTILE)
+def test_any_text_is_a_valid_query(indexed, q):
+    ans = search(q, indexed)
+    assert ans.status in ("ok", "no_evidence")
+    if ans.status == "no_evidence":
+        assert ans.reason in ("no_hits", "below_threshold", "unresolvable")
+
+
+def test_long_prompts_are_pruned_to_rare_terms(indexed):
+    with Store(indexed.db_path(), readonly=True) as s:
+        q = build_fts_query("please tell me about the restore drill and the snapshot window and the storage "
+                            "cluster schedule retention policy for weekly monthly daily backups", s, max_terms=5)
+    assert len(q.terms) == 5 and q.dropped
+    assert '"drill"' in q.terms
+
+
+def _naive_rrf(results, weights, k):
+    scores = {}
+    for ch, hits in results.items():
+        for i, (cid, _) in enumerate(hits):
+            scores[cid] = scores.get(cid, 0.0) + weights[ch] / (k + i + 1)
+    return scores
+
+
+def test_fusion_against_naive_reference():
+    rng = random.Random(7)
+    for _ in range(200):
+        results = {ch: [(cid, rng.random()) for cid in rng.sample(range(40), rng.randint(0, 15))]
+                   for ch in ("meta", "bm25", "vec")}
+        weights = {ch: rng.choice([0.0, 0.5, 1.0, 2.0]) for ch in results}
+        fused = rrf(results, weights, k=60, tiebreak=lambda c: (c,))
+        ref = _naive_rrf(results, weights, 60)
+        assert [c.chunk_id for c in fused] == sorted(ref, key=lambda c: (-ref[c], c))
+        for c in fused:
+            assert c.score == pytest.approx(ref[c.chunk_id], abs=1e-6)
+            for ch, hits in results.items():
+                ids = [cid for cid, _ in hits]
+                assert c.ranks[ch] == (ids.index(c.chunk_id) + 1 if c.chunk_id in ids else None)
+
+
+def test_gate_reasons(indexed, tmp_path, cfg_for):
+    assert search("zzqxj vblorft", indexed, channels=["meta", "bm25"]).reason == "no_hits"
+    weak = search("quantum chromodynamics of gluon plasma in heavy ion collisions", indexed)
+    assert weak.status == "no_evidence" and weak.reason == "below_threshold"
+    ans = search("restore drill", indexed)
+    assert ans.status == "ok"
+    for h in {h.path for h in ans.hits}:
+        (indexed.vault / h).unlink()
+    gone = search("restore drill", indexed)
+    assert gone.status == "no_evidence" and gone.reason == "unresolvable"
+    assert gone.stale_files >= 1
+
+
+def test_live_citations_after_edit_above_the_chunk(indexed):
+    p = indexed.vault / "Projects" / "Backup plan.md"
+    before = search("how long are daily snapshots kept", indexed).hits[0]
+    text = p.read_text().replace("# Backup plan\n", "# Backup plan\n\nNew intro line one.\nLine two.\nLine three.\n", 1)
+    p.write_text(text)
+    after = search("how long are daily snapshots kept", indexed)
+    top = after.hits[0]
+    assert top.citation == "source_changed" and after.stale_files >= 1
+    assert (top.line_start, top.line_end) == (before.line_start + 4, before.line_end + 4)
+    assert "14 days" in "\n".join(p.read_text().splitlines()[top.line_start - 1: top.line_end])
+
+
+def test_graph_expansion_follows_heading_block_and_note_links(tmp_path, cfg_for):
+    moc = "# Map\n\nZebra migration overview and index.\n\n" + "\n".join(f"- [[Topic {i}]]" for i in range(200))
+    notes = {"Map.md": moc, "Hub.md": "# Hub\n\nThe zebra crossing protocol, see [[Detail#Timing]] and [[Blocks#^b1]] and [[Whole]].\n"
+             "![[photo.png]]\n",
+             "Detail.md": "# Detail\n\n## Intro\n\nUnrelated intro text about apples.\n\n## Timing\n\nCrossings last nine seconds.\n",
+             "Blocks.md": "# Blocks\n\nFirst paragraph about pears.\n\nBlock paragraph about plums. ^b1\n",
+             "Whole.md": "# Whole\n\nLead paragraph of the whole note about cherries.\n"}
+    notes.update({f"Topic {i}.md": f"# Topic {i}\n\nFiller topic {i} about minerals.\n" for i in range(200)})
+    v = write_notes(tmp_path / "g", notes)
+    cfg = cfg_for(v)
+    reindex(cfg, embed=False)
+    ans = search("zebra crossing protocol", cfg, k=1)
+    graph = [h for h in ans.hits if h.via == "graph"]
+    assert ans.hits[0].path == "Hub.md" and ans.hits[0].via == "direct"
+    got = {(h.path, h.heading_path) for h in graph}
+    assert ("Detail.md", "Timing") in got
+    assert any(h.path == "Blocks.md" and "plums" in h.text for h in graph)
+    assert any(h.path == "Whole.md" for h in graph)
+    assert all(h.graph_provenance["seed_path"] == "Hub.md" for h in graph)
+    assert not any(h.path.endswith(".png") for h in ans.hits)
+    ans = search("zebra migration overview", cfg, k=1)
+    assert len([h for h in ans.hits if h.via == "graph"]) <= cfg.graph_fanout
+
+
+def test_degrades_without_vectors(vault, cfg_for):
+    cfg = cfg_for(vault)
+    reindex(cfg, embed=False)
+    ans = search("how long are daily snapshots kept", cfg)
+    assert ans.status == "ok" and not ans.channels["vec"].ran and ans.channels["vec"].reason
+    assert ans.channels["bm25"].ran
+
+
+def test_chinese_is_searchable(indexed):
+    ans = search("倒排索引", indexed)
+    assert ans.status == "ok" and ans.hits[0].path == "Notes/读书笔记.md"
+
+
+def test_token_budget_is_respected(indexed):
+    from vaultrag.render import render_context
+    from vaultrag.tokens import load_counter
+    _, count = load_counter()
+    for budget in (60, 120, 500, 2000):
+        ans = search("snapshots restore storage cluster", indexed, max_tokens=budget)
+        block = render_context(ans)
+        assert count(block) <= budget, (budget, count(block))
+        assert len(block) <= 10_000

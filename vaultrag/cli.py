@@ -1,0 +1,161 @@
+"""The `vaultrag` command: a thin shell over the library (no SQL, no ranking here)."""
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+import time
+from pathlib import Path
+
+from .errors import VaultragError
+
+EXIT_INTERRUPTED = 130
+
+
+def _common(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--vault", help="vault folder (default: `vault:` from the config file)")
+    p.add_argument("--config", help="config file (default: $VAULTRAG_CONFIG or ~/.config/vaultrag/config.yaml)")
+    p.add_argument("--db", help="index database (default: one file per vault under ~/.local/share/vaultrag/)")
+    p.add_argument("--json", action="store_true", help="print JSON instead of text")
+    p.add_argument("-v", "--verbose", action="store_true", help="log progress details to stderr")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="vaultrag", description="Local hybrid search over a Markdown vault.")
+    sub = parser.add_subparsers(dest="command", required=True)
+    p = sub.add_parser("reindex", help="bring the index in line with the vault (incremental)")
+    _common(p)
+    p.add_argument("--full", action="store_true", help="rebuild from scratch (also repairs a corrupt index)")
+    p.add_argument("--no-embed", action="store_true", help="lexical index only, no vectors")
+    p.add_argument("--model", help="embedding model: hub id, local folder, or 'bundled'")
+    p = sub.add_parser("status", help="what the index holds, and what changed on disk since")
+    _common(p)
+    p = sub.add_parser("search", help="search the vault")
+    _common(p)
+    p.add_argument("query", nargs="?", help="the question or keywords")
+    p.add_argument("--queries", help="JSONL file of {\"_id\", \"text\"}: one JSON answer a line on stdout")
+    p.add_argument("--k", type=int, help="number of hits (default 10)")
+    p.add_argument("--max-tokens", type=int, help="token budget of the rendered answer")
+    p.add_argument("--channels", help="comma-separated subset of meta,bm25,vec")
+    p.add_argument("--no-graph", action="store_true", help="no wikilink expansion")
+    p.add_argument("--explain", action="store_true", help="show each channel's rank and score per hit")
+    p.add_argument("--context", action="store_true", help="print the Markdown context block a hook injects")
+    return parser
+
+
+def _config(args):
+    from .config import load_config
+
+    return load_config(args.config, vault=args.vault, db=args.db, model=getattr(args, "model", None))
+
+
+class _ProgressPrinter:
+    """A bar on a terminal; otherwise a line every few seconds (logs and CI stay readable)."""
+
+    INTERVAL_S = 5.0
+
+    def __init__(self):
+        self.tty = sys.stderr.isatty()
+        self.last = 0.0
+
+    def __call__(self, done: int, total: int, path: str) -> None:
+        now = time.monotonic()
+        if self.tty:
+            width = 30
+            filled = width * done // max(total, 1)
+            sys.stderr.write(f"\r[{'#' * filled}{'.' * (width - filled)}] {done}/{total} {path[-40:]:<40}")
+            if done == total:
+                sys.stderr.write("\n")
+            sys.stderr.flush()
+        elif now - self.last >= self.INTERVAL_S or done == total:
+            self.last = now
+            print(f"reindex: {done}/{total} files", file=sys.stderr, flush=True)
+
+
+def cmd_reindex(args) -> int:
+    from .indexer import reindex
+
+    cfg = _config(args)
+    report = reindex(cfg, full=args.full, progress=None if args.json else _ProgressPrinter(),
+                     embed=not args.no_embed)
+    if args.json:
+        print(json.dumps(report.to_dict(), indent=2, sort_keys=True))
+    else:
+        print(render_report(report))
+    return EXIT_INTERRUPTED if report.interrupted else 0
+
+
+def render_report(r) -> str:
+    e = r.embedding
+    lines = [
+        f"vault:   {r.vault}",
+        f"index:   {r.db}{' (full rebuild)' if r.full else ''}",
+        f"files:   {r.scanned} scanned, {r.added} added, {r.updated} updated, {r.deleted} deleted, "
+        f"{r.unchanged} unchanged, {len(r.skipped)} skipped",
+        f"chunks:  {r.chunks_written} written, {r.chunks_total} in the index",
+    ]
+    if e.available:
+        lines.append(f"vectors: {e.model}: {e.embedded} embedded, {e.reused} reused"
+                     + (" (model changed: every chunk re-embedded)" if e.reembedded_all else ""))
+        if e.fallback_reason:
+            lines.append(f"         configured model not used: {e.fallback_reason}")
+    else:
+        lines.append(f"vectors: NOT built ({e.reason}); lexical search only")
+    if r.secrets:
+        lines.append("secrets: " + ", ".join(f"{k} x{v}" for k, v in sorted(r.secrets.items())) + " (redacted)")
+    for path, reason in r.skipped[:20]:
+        lines.append(f"skipped: {path}: {reason}")
+    if len(r.skipped) > 20:
+        lines.append(f"skipped: ... and {len(r.skipped) - 20} more (see --json)")
+    for path, warning in r.warnings[:10]:
+        lines.append(f"warning: {path}: {warning}")
+    lines.append(f"time:    {r.seconds:.2f} s" + ("  INTERRUPTED: committed files are kept; run again to finish"
+                                                  if r.interrupted else ""))
+    return "\n".join(lines)
+
+
+def cmd_status(args) -> int:
+    from .status import status
+
+    info = status(_config(args))
+    if args.json:
+        print(json.dumps(info, indent=2, sort_keys=True))
+        return 0
+    e = info["embedding"]
+    when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(info["last_reindex"])) if info["last_reindex"] else "never"
+    print(f"index:    {info['db']} ({info['db_bytes'] / 1e6:.1f} MB, schema {info['schema_version']})")
+    print(f"vault:    {info['vault']}")
+    print(f"contents: {info['files']} files, {info['chunks']} chunks, {info['links']} links, {info['vectors']} vectors")
+    print(f"vectors:  " + (f"{e['model']}" + (f" (fallback: {e['fallback_reason']})" if e["fallback_reason"] else "")
+                           if e["available"] else f"not available ({e['reason'] or 'never built'})"))
+    print(f"reindex:  last {when}; {info['changed_since_reindex']} files changed on disk since")
+    cov = info["coverage"]
+    print(f"coverage: {cov['files_indexed']} indexed of {cov['markdown_files_in_vault']} Markdown files in the vault")
+    return 0
+
+
+def cmd_search(args) -> int:
+    from .retrieve import cli_search
+
+    return cli_search(args, _config(args))
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    handler = {"reindex": cmd_reindex, "status": cmd_status, "search": cmd_search}[args.command]
+    try:
+        return handler(args)
+    except VaultragError as exc:
+        print(f"vaultrag: error: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("vaultrag: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

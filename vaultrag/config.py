@@ -1,0 +1,236 @@
+"""Configuration: defaults < YAML file < environment < arguments, into one frozen `Config`.
+
+The file is `$VAULTRAG_CONFIG`, else `$XDG_CONFIG_HOME/vaultrag/config.yaml` (`~/.config/...`);
+`--config FILE` wins over both. Unknown keys and bad values raise `ConfigError` naming the key.
+`config.example.yaml` in the package documents every key.
+
+The hook path must not import yaml (40-57 ms per process, see BENCHMARKS.md), so a parsed
+config file is cached as JSON beside the index data, keyed by the file's path, size and mtime.
+"""
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping
+
+from .errors import ConfigError
+
+DEFAULT_MODEL = "minishlab/potion-base-8M"
+# Folders never indexed, whatever the config says: app state, trash, version control.
+ALWAYS_EXCLUDED = (".obsidian", ".trash", ".git")
+# Notes bigger than this are almost always pasted dumps or exports; they drown the index.
+DEFAULT_MAX_FILE_BYTES = 5 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class Config:
+    vault: Path | None = None
+    db: Path | None = None  # None: derived from the vault path (see `db_path`)
+    include: tuple[str, ...] = ()  # allowlist of top-level folders; empty = everything
+    exclude: tuple[str, ...] = ()  # folder names or globs (fnmatch on the vault-relative path)
+    max_file_bytes: int = DEFAULT_MAX_FILE_BYTES
+    min_chars: int = 30
+    max_chars: int = 2000
+    overlap_chars: int = 0
+    skip_sections: tuple[str, ...] = ("related", "see also", "links", "references")
+    model: str = DEFAULT_MODEL
+    embed_batch_size: int = 64
+    vector_type: str = "int8"  # int8 | float32
+    # Retrieval (issue 5/7): see vaultrag/retrieve for the reasons behind each default.
+    k: int = 10
+    candidates: int = 30
+    rrf_k: int = 60
+    weight_meta: float = 1.0
+    weight_bm25: float = 1.0
+    weight_vec: float = 1.0
+    max_per_note: int = 2
+    graph_seeds: int = 5
+    graph_fanout: int = 3
+    max_tokens: int = 2000
+    hook_max_tokens: int = 500
+    hook_timeout_ms: int = 1500
+    pretool_tools: tuple[str, ...] = ("Grep", "Glob", "WebSearch", "WebFetch", "Task", "Agent")
+    compress_threshold_chars: int = 8000
+    compress_budget_chars: int = 4000
+    source: tuple[str, ...] = field(default=(), compare=False)  # where values came from, for status
+
+    def chunk_settings(self):
+        from .chunker import ChunkSettings  # lazy: only the indexer and changed-file citations need it
+
+        return ChunkSettings(min_chars=self.min_chars, max_chars=self.max_chars, overlap_chars=self.overlap_chars,
+                             skip_sections=tuple(s.casefold() for s in self.skip_sections))
+
+    def db_path(self) -> Path:
+        if self.db is not None:
+            return self.db
+        if self.vault is None:
+            raise ConfigError("no vault configured: pass --vault PATH or set `vault:` in the config file")
+        return default_db_path(self.vault)
+
+
+_SECTIONS = {"chunking", "retrieval", "hooks", "index"}
+_ALIASES = {  # YAML section.key -> Config field
+    "chunking.min_chars": "min_chars", "chunking.max_chars": "max_chars",
+    "chunking.overlap_chars": "overlap_chars", "chunking.skip_sections": "skip_sections",
+    "index.include": "include", "index.exclude": "exclude", "index.max_file_bytes": "max_file_bytes",
+    "index.model": "model", "index.embed_batch_size": "embed_batch_size", "index.vector_type": "vector_type",
+    "retrieval.k": "k", "retrieval.candidates": "candidates", "retrieval.rrf_k": "rrf_k",
+    "retrieval.max_per_note": "max_per_note", "retrieval.graph_seeds": "graph_seeds",
+    "retrieval.graph_fanout": "graph_fanout", "retrieval.max_tokens": "max_tokens",
+    "retrieval.weights.meta": "weight_meta", "retrieval.weights.bm25": "weight_bm25",
+    "retrieval.weights.vec": "weight_vec",
+    "hooks.max_tokens": "hook_max_tokens", "hooks.timeout_ms": "hook_timeout_ms",
+    "hooks.pretool_tools": "pretool_tools", "hooks.compress_threshold_chars": "compress_threshold_chars",
+    "hooks.compress_budget_chars": "compress_budget_chars",
+}
+_ENV = {
+    "VAULTRAG_VAULT": "vault", "VAULTRAG_DB": "db", "VAULTRAG_MODEL": "model",
+    "VAULTRAG_MAX_TOKENS": "max_tokens", "VAULTRAG_HOOK_MAX_TOKENS": "hook_max_tokens",
+}
+_FIELDS = {f.name: f for f in dataclasses.fields(Config) if f.name != "source"}
+
+
+def xdg_dir(kind: str) -> Path:
+    env, default = {"config": ("XDG_CONFIG_HOME", ".config"), "data": ("XDG_DATA_HOME", ".local/share"),
+                    "cache": ("XDG_CACHE_HOME", ".cache"), "state": ("XDG_STATE_HOME", ".local/state")}[kind]
+    base = os.environ.get(env) or str(Path.home() / default)
+    return Path(base) / "vaultrag"
+
+
+def default_db_path(vault: Path) -> Path:
+    """One database per vault, outside it: `<XDG_DATA_HOME>/vaultrag/<name>-<hash of path>.sqlite`."""
+    vault = Path(vault).expanduser().resolve()
+    digest = hashlib.sha256(str(vault).encode()).hexdigest()[:10]
+    name = "".join(c if c.isalnum() or c in "-_" else "_" for c in vault.name)[:40] or "vault"
+    return xdg_dir("data") / f"{name}-{digest}.sqlite"
+
+
+def _coerce(name: str, value: Any) -> Any:
+    f = _FIELDS[name]
+    kind = str(f.type)
+    try:
+        if value is None and "None" in kind:
+            return None
+        if "Path" in kind:
+            if not isinstance(value, (str, os.PathLike)) or not str(value):
+                raise TypeError("a path")
+            return Path(os.path.expandvars(str(value))).expanduser()
+        if kind.startswith("tuple"):
+            if isinstance(value, str):
+                value = [v.strip() for v in value.split(",") if v.strip()]
+            if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value):
+                raise TypeError("a list of strings")
+            return tuple(value)
+        if kind == "int":
+            if isinstance(value, bool) or not isinstance(value, (int, str)):
+                raise TypeError("an integer")
+            v = int(value)
+            if v < 0:
+                raise ValueError("a non-negative integer")
+            return v
+        if kind == "float":
+            if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+                raise TypeError("a number")
+            v = float(value)
+            if v < 0:
+                raise ValueError("a non-negative number")
+            return v
+        if not isinstance(value, str):
+            raise TypeError("a string")
+        return value
+    except (TypeError, ValueError) as exc:
+        expected = exc.args[0] if exc.args and " " in str(exc.args[0]) else kind
+        raise ConfigError(f"config key `{name}`: expected {expected}, got {value!r}") from None
+
+
+def _flatten(data: Mapping, prefix: str = "") -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in data.items():
+        full = f"{prefix}{key}"
+        if isinstance(value, Mapping) and (full in _SECTIONS or full == "retrieval.weights"):
+            out.update(_flatten(value, full + "."))
+        else:
+            out[full] = value
+    return out
+
+
+def from_mapping(data: Mapping, origin: str = "config") -> dict[str, Any]:
+    """Validate a (possibly nested) mapping of config keys into Config field values."""
+    if not isinstance(data, Mapping):
+        raise ConfigError(f"{origin}: the top level must be a mapping of keys, got {type(data).__name__}")
+    values: dict[str, Any] = {}
+    for key, value in _flatten(data).items():
+        name = _ALIASES.get(key, key)
+        if name not in _FIELDS:
+            known = sorted(set(_FIELDS) - set(_ALIASES.values()) | set(_ALIASES))
+            raise ConfigError(f"{origin}: unknown key `{key}`; known keys: {', '.join(known)}")
+        values[name] = _coerce(name, value)
+    if values.get("vector_type", "int8") not in ("int8", "float32"):
+        raise ConfigError(f"{origin}: `vector_type` must be int8 or float32, got {values['vector_type']!r}")
+    for name in ("max_chars", "k", "candidates", "embed_batch_size"):
+        if name in values and values[name] < 1:
+            raise ConfigError(f"{origin}: `{name}` must be at least 1")
+    return values
+
+
+def config_file_path(explicit: str | os.PathLike | None = None) -> tuple[Path, bool]:
+    """(path, explicitly_requested). An explicitly named file must exist; the default may not."""
+    if explicit:
+        return Path(explicit).expanduser(), True
+    if os.environ.get("VAULTRAG_CONFIG"):
+        return Path(os.environ["VAULTRAG_CONFIG"]).expanduser(), True
+    return xdg_dir("config") / "config.yaml", False
+
+
+def _read_yaml(path: Path) -> Any:
+    """Parse the YAML file, through a JSON cache so hook processes skip importing yaml."""
+    st = path.stat()
+    key = hashlib.sha256(f"{path.resolve()}|{st.st_size}|{st.st_mtime_ns}".encode()).hexdigest()[:16]
+    cache = xdg_dir("cache") / f"config-{key}.json"
+    try:
+        return json.loads(cache.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        pass
+    import yaml  # lazy: only when the file changed since the last parse
+
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{path}: not valid YAML ({str(exc).splitlines()[0]}); fix the file") from None
+    except UnicodeDecodeError:
+        raise ConfigError(f"{path}: not UTF-8 text") from None
+    try:
+        cache.parent.mkdir(parents=True, exist_ok=True)
+        tmp = cache.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_text(json.dumps(data, default=str), encoding="utf-8")
+        os.replace(tmp, cache)
+    except OSError:
+        pass  # a read-only cache dir only costs speed
+    return data
+
+
+def load_config(config_file: str | os.PathLike | None = None, **overrides: Any) -> Config:
+    """Build the Config: defaults < file < env < non-None keyword overrides (CLI arguments)."""
+    values: dict[str, Any] = {}
+    sources: list[str] = []
+    path, explicit = config_file_path(config_file)
+    if path.is_file():
+        values.update(from_mapping(_read_yaml(path), origin=str(path)))
+        sources.append(str(path))
+    elif explicit:
+        raise ConfigError(f"config file {path} does not exist; create it (see config.example.yaml) or drop --config")
+    for env, name in _ENV.items():
+        if os.environ.get(env):
+            values[name] = _coerce(name, os.environ[env])
+            sources.append(env)
+    given = {k: v for k, v in overrides.items() if v is not None}
+    if given:
+        values.update(from_mapping(given, origin="arguments"))
+        sources.append("arguments")
+    if values.get("vault") is not None:
+        values["vault"] = Path(values["vault"]).expanduser().resolve()
+    return Config(**values, source=tuple(sources))

@@ -1,0 +1,507 @@
+"""Full and incremental reindex: vault files -> scrub -> parse -> chunk -> embed -> store.
+
+Incremental by (mtime_ns, size), confirmed by content hash: a touched but unchanged file only gets
+its mtime updated. Vectors are reused by the hash of the embedded input, so a renamed or moved
+note, or an edit to one section, is not re-embedded. One transaction per file: an interrupted run
+leaves every file either fully old or fully new. Full rebuilds write a new database beside the old
+one and swap it in atomically, so a failed rebuild never loses the existing index.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import signal
+import time
+from collections import Counter
+from dataclasses import asdict, dataclass, field
+from fnmatch import fnmatch
+from pathlib import Path
+from typing import Callable, Iterator
+
+from . import chunker, markdown
+from .config import ALWAYS_EXCLUDED, Config
+from .errors import IndexLocked, VaultNotFound
+from .scrubber import scrub
+from .store import ChunkRow, FileWrite, LinkRow, Store
+from .textutil import meta_key
+from .tokens import load_counter
+
+log = logging.getLogger(__name__)
+
+MARKDOWN_SUFFIXES = (".md", ".markdown")
+BINARY_SNIFF_BYTES = 8192  # a NUL byte in the first 8 KB means binary, as git decides
+OPTIMIZE_AFTER_FILES = 200  # FTS queries slowed 95 -> 150 ms after many small batches until 'optimize'
+FILES_PER_EMBED_GROUP = 64  # parse this many files, embed their chunks in batches, then write each
+# Bump when the stored form of chunks changes (FTS transform, key normalisation, embed input):
+# a new value re-processes every file on the next reindex.
+INDEX_FORMAT = "1"
+
+Progress = Callable[[int, int, str], None]
+
+
+@dataclass
+class EmbeddingReport:
+    available: bool = False
+    model: str | None = None
+    embedded: int = 0
+    reused: int = 0
+    skipped: int = 0
+    reason: str | None = None
+    fallback_reason: str | None = None
+    reembedded_all: bool = False
+
+
+@dataclass
+class Report:
+    db: str = ""
+    vault: str = ""
+    full: bool = False
+    scanned: int = 0
+    added: int = 0
+    updated: int = 0
+    deleted: int = 0
+    unchanged: int = 0
+    touched: int = 0
+    skipped: list[tuple[str, str]] = field(default_factory=list)
+    warnings: list[tuple[str, str]] = field(default_factory=list)
+    chunks_written: int = 0
+    chunks_total: int = 0
+    secrets: dict[str, int] = field(default_factory=dict)
+    embedding: EmbeddingReport = field(default_factory=EmbeddingReport)
+    interrupted: bool = False
+    seconds: float = 0.0
+
+    def to_dict(self) -> dict:
+        d = asdict(self)
+        d["skipped"] = [{"path": p, "reason": r} for p, r in self.skipped]
+        d["warnings"] = [{"path": p, "warning": w} for p, w in self.warnings]
+        return d
+
+
+# -- scanning ---------------------------------------------------------------------------------
+def scan(cfg: Config, root: Path) -> tuple[dict[str, os.stat_result], list[tuple[str, str]]]:
+    """Markdown files under `root` allowed by the config, as {relative path: stat}, plus skips.
+
+    Symlinks are never followed: a link out of the vault could leak other files into the index,
+    and a link inside it would index its target twice or loop. Hidden folders are skipped, as
+    Obsidian itself hides them.
+    """
+    found: dict[str, os.stat_result] = {}
+    skipped: list[tuple[str, str]] = []
+    stack = [root]
+    while stack:
+        folder = stack.pop()
+        try:
+            entries = sorted(os.scandir(folder), key=lambda e: e.name)
+        except OSError as exc:
+            skipped.append((_rel(Path(folder), root) + "/", f"folder unreadable: {exc.strerror}"))
+            continue
+        for entry in entries:
+            rel = _rel(Path(entry.path), root)
+            if entry.is_symlink():
+                if entry.name.lower().endswith(MARKDOWN_SUFFIXES) or _is_dir(entry.path):
+                    target = os.path.realpath(entry.path)
+                    inside = Path(target).is_relative_to(root)
+                    skipped.append((rel, "symlink not followed" + ("" if inside else " (points outside the vault)")))
+                continue
+            if entry.is_dir(follow_symlinks=False):
+                if entry.name.startswith(".") or entry.name in ALWAYS_EXCLUDED or _excluded(rel, cfg.exclude):
+                    continue
+                stack.append(Path(entry.path))
+                continue
+            if not entry.name.lower().endswith(MARKDOWN_SUFFIXES) or not entry.is_file(follow_symlinks=False):
+                continue
+            if _excluded(rel, cfg.exclude) or not _included(rel, cfg.include):
+                continue
+            try:
+                found[rel] = entry.stat(follow_symlinks=False)
+            except OSError as exc:
+                skipped.append((rel, f"cannot stat: {exc.strerror}"))
+    return found, skipped
+
+
+def _is_dir(path: str) -> bool:
+    try:
+        return os.path.isdir(path)
+    except OSError:
+        return False
+
+
+def _rel(path: Path, root: Path) -> str:
+    return path.relative_to(root).as_posix()
+
+
+def _excluded(rel: str, patterns: tuple[str, ...]) -> bool:
+    parts = rel.split("/")
+    return any(fnmatch(rel, p) or any(fnmatch(part, p) for part in parts) for p in patterns)
+
+
+def _included(rel: str, include: tuple[str, ...]) -> bool:
+    if not include:
+        return True
+    return any(inc in (".", "/") and "/" not in rel or rel == inc.strip("/") or
+               rel.startswith(inc.strip("/") + "/") for inc in include)
+
+
+# -- reading and building rows ----------------------------------------------------------------
+def read_note(path: Path, max_bytes: int) -> tuple[bytes | None, str | None, str | None]:
+    """(raw bytes, text, None) or (None, None, reason to skip). Text has the BOM removed."""
+    try:
+        size = path.stat().st_size
+        if size > max_bytes:
+            return None, None, f"larger than max_file_bytes ({size / 1e6:.1f} MB > {max_bytes / 1e6:.1f} MB)"
+        raw = path.read_bytes()
+    except OSError as exc:
+        return None, None, f"unreadable: {exc.strerror or exc}"
+    if b"\x00" in raw[:BINARY_SNIFF_BYTES]:
+        return None, None, "binary content (NUL bytes), not Markdown"
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        text = raw.decode("utf-8-sig", errors="replace")
+    return raw, text, None
+
+
+def embed_input(title: str, heading_path: str, text: str) -> str:
+    """What the embedding model sees for a chunk: note title and heading give it its topic."""
+    return "\n".join(p for p in (title, heading_path, text) if p)
+
+
+def build_file(rel: str, st: os.stat_result, raw: bytes, text: str, cfg: Config,
+               count_tokens: Callable[[str], int]) -> tuple[FileWrite, list[str], Counter, list[str]]:
+    """Scrub, parse and chunk one note. Returns (rows, embed inputs, secrets by rule, warnings)."""
+    clean, findings = scrub(text)
+    secrets = Counter(f.rule for f in findings)
+    doc = markdown.parse(clean, rel)
+    chunks = chunker.chunk_document(doc, cfg.chunk_settings())
+    rows: list[ChunkRow] = []
+    inputs: list[str] = []
+    for ch in chunks:
+        heading = " > ".join(ch.heading_path)
+        inp = embed_input(doc.title, heading, ch.text)
+        inputs.append(inp)
+        rows.append(ChunkRow(
+            section_index=ch.section_index, chunk_index=ch.chunk_index, heading_path=heading,
+            context=ch.context, text=ch.text, search_text=ch.search_text if ch.search_text != ch.text else None,
+            line_start=ch.line_start, line_end=ch.line_end, content_hash=ch.content_hash,
+            embed_hash=hashlib.sha256(inp.encode()).hexdigest()[:32], tokens=count_tokens(ch.text),
+            block_ids=" ".join(ch.block_ids)))
+
+    def chunk_at(line: int) -> int | None:
+        for pos, ch in enumerate(chunks):
+            if ch.line_start <= line <= ch.line_end:
+                return pos
+        return None
+
+    links = tuple(LinkRow(chunk_at(ln.line), ln.target, markdown.link_key(ln.target), ln.anchor, ln.kind,
+                          ln.text, ln.line) for ln in doc.links)
+    keys: list[tuple[str, str, int | None]] = []
+    stem = rel.rsplit("/", 1)[-1].rsplit(".", 1)[0]
+    for kind, values in (("title", [doc.title]), ("alias", doc.aliases), ("file", [stem]), ("tag", doc.tags)):
+        for v in values:
+            k = meta_key(v)
+            if k:
+                keys.append((k, kind, None))
+    for h in doc.headings:
+        k = meta_key(h.text)
+        pos = chunk_at(h.line)
+        if k and pos is not None:
+            keys.append((k, "heading", pos))
+    fw = FileWrite(path=rel, mtime_ns=st.st_mtime_ns, size=st.st_size, hash=hashlib.sha256(raw).hexdigest(),
+                   title=doc.title, note_type=doc.note_type, stem_key=markdown.link_key(rel),
+                   chunks=tuple(rows), links=links, keys=tuple(dict.fromkeys(keys)))
+    return fw, inputs, secrets, list(doc.warnings)
+
+
+# -- locking ----------------------------------------------------------------------------------
+class ReindexLock:
+    """An exclusive lock file beside the database so two reindexes never interleave."""
+
+    def __init__(self, db: Path, wait_s: float):
+        self.path = db.with_name(db.name + ".lock")
+        self.wait_s = wait_s
+        self.fd: int | None = None
+
+    def __enter__(self) -> "ReindexLock":
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.fd = os.open(self.path, os.O_CREAT | os.O_RDWR, 0o600)
+        try:
+            import fcntl
+        except ImportError:  # Windows: no advisory locks; SQLite's own locking still protects the file
+            return self
+        deadline = time.monotonic() + self.wait_s
+        while True:
+            try:
+                fcntl.flock(self.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    holder = os.pread(self.fd, 32, 0).decode(errors="replace").strip() or "unknown"
+                    os.close(self.fd)
+                    self.fd = None
+                    raise IndexLocked(f"another reindex (pid {holder}) holds {self.path}; waited "
+                                      f"{self.wait_s:.0f} s. Let it finish, or retry later.") from None
+                time.sleep(0.2)
+        os.ftruncate(self.fd, 0)
+        os.pwrite(self.fd, str(os.getpid()).encode(), 0)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self.fd is not None:
+            os.close(self.fd)  # closing releases the flock
+
+
+# -- the run ----------------------------------------------------------------------------------
+class _Interrupt:
+    """Turn the first Ctrl-C into a flag checked between files; a second one aborts at once."""
+
+    def __init__(self):
+        self.flag = False
+        self.prev = None
+
+    def __enter__(self):
+        try:
+            self.prev = signal.signal(signal.SIGINT, self._handle)
+        except ValueError:  # not the main thread
+            self.prev = None
+        return self
+
+    def _handle(self, *_):
+        if self.flag:
+            raise KeyboardInterrupt
+        self.flag = True
+
+    def __exit__(self, *exc):
+        if self.prev is not None:
+            signal.signal(signal.SIGINT, self.prev)
+
+
+def settings_fingerprint(cfg: Config, tokenizer: str) -> str:
+    return json.dumps({"format": INDEX_FORMAT, "min_chars": cfg.min_chars, "max_chars": cfg.max_chars,
+                       "overlap_chars": cfg.overlap_chars, "skip": sorted(s.casefold() for s in cfg.skip_sections),
+                       "tokenizer": tokenizer}, sort_keys=True)
+
+
+def reindex(cfg: Config, *, full: bool = False, progress: Progress | None = None, lock_wait_s: float = 30.0,
+            embed: bool = True) -> Report:
+    """Bring the index in line with the vault. `embed=False` builds the lexical index only."""
+    started = time.monotonic()
+    if cfg.vault is None:
+        raise VaultNotFound("no vault configured: pass --vault PATH or set `vault:` in the config file")
+    root = Path(cfg.vault).expanduser().resolve()
+    if not root.is_dir():
+        raise VaultNotFound(f"vault folder {root} does not exist or is not a folder; check --vault / `vault:`")
+    db = cfg.db_path()
+    report = Report(db=str(db), vault=str(root), full=full)
+    with ReindexLock(db, lock_wait_s):
+        target = db.with_name(db.name + f".rebuild-{os.getpid()}") if full else db
+        if full:
+            _remove_db(target)
+        try:
+            with Store(target) as store, _Interrupt() as stop:
+                _run(store, cfg, root, report, progress, stop, embed)
+            if full and not report.interrupted:
+                _remove_db(db, keep_main=True)
+                os.replace(target, db)
+        finally:
+            if full:
+                _remove_db(target)
+    report.seconds = round(time.monotonic() - started, 3)
+    return report
+
+
+def _remove_db(path: Path, keep_main: bool = False) -> None:
+    for suffix in ("-wal", "-shm", "-journal") + (() if keep_main else ("",)):
+        try:
+            os.unlink(str(path) + suffix)
+        except FileNotFoundError:
+            pass
+
+
+def _run(store: Store, cfg: Config, root: Path, report: Report, progress: Progress | None, stop: _Interrupt,
+         embed: bool) -> None:
+    tok_name, count_tokens = load_counter()
+    fingerprint = settings_fingerprint(cfg, tok_name)
+    reprocess_all = store.get_meta("settings") != fingerprint
+    embedder = _setup_vectors(store, cfg, report) if embed else None
+    if not embed:
+        report.embedding.reason = "disabled (--no-embed)"
+        store.drop_vectors()
+
+    found, skipped = scan(cfg, root)
+    report.skipped.extend(skipped)
+    report.scanned = len(found)
+    indexed = store.files()
+    todo: list[str] = []
+    for rel, st in found.items():
+        rec = indexed.get(rel)
+        if rec is None or reprocess_all or (rec.mtime_ns, rec.size) != (st.st_mtime_ns, st.st_size):
+            todo.append(rel)
+        else:
+            report.unchanged += 1
+
+    done = 0
+    total = len(todo)
+    for start in range(0, len(todo), FILES_PER_EMBED_GROUP):
+        if stop.flag:
+            report.interrupted = True
+            break
+        batch: list[tuple[FileWrite, list[str], bool]] = []
+        for rel in todo[start:start + FILES_PER_EMBED_GROUP]:
+            st = found[rel]
+            raw, text, reason = read_note(root / rel, cfg.max_file_bytes)
+            rec = indexed.get(rel)
+            if reason:
+                report.skipped.append((rel, reason))
+                continue
+            digest = hashlib.sha256(raw).hexdigest()
+            if rec is not None and rec.hash == digest and not reprocess_all:
+                with store.transaction():
+                    store.touch_file(rel, st.st_mtime_ns, st.st_size)
+                report.touched += 1
+                report.unchanged += 1
+                continue
+            if "\ufffd" in text and b"\xef\xbf\xbd" not in raw:
+                report.warnings.append((rel, "invalid UTF-8; undecodable bytes replaced with U+FFFD"))
+            fw, inputs, secrets, warnings = build_file(rel, st, raw, text, cfg, count_tokens)
+            for rule, n in secrets.items():
+                report.secrets[rule] = report.secrets.get(rule, 0) + n
+            report.warnings.extend((rel, w) for w in warnings)
+            batch.append((fw, inputs, rec is not None))
+        vectors = _embed_batch(store, embedder, [b[1] for b in batch], [b[0] for b in batch], cfg, report)
+        for (fw, _inputs, existed), vecs in zip(batch, vectors):
+            with store.transaction():
+                report.chunks_written += store.write_file(fw, vecs)
+            if existed:
+                report.updated += 1
+            else:
+                report.added += 1
+            done += 1
+            if progress:
+                progress(done, total, fw.path)
+            if stop.flag:
+                break
+        if stop.flag:
+            report.interrupted = True
+            break
+
+    if not report.interrupted:
+        gone = [p for p in indexed if p not in found]
+        for rel in gone:
+            with store.transaction():
+                store.delete_file(rel)
+            report.deleted += 1
+        if embedder is not None and report.embedding.reembedded_all:
+            _embed_missing(store, embedder, cfg, report)
+        with store.transaction():
+            store.set_meta("settings", fingerprint)
+            store.set_meta("tokenizer", tok_name)
+            store.set_meta("vault", str(root))
+            store.set_meta("last_reindex", json.dumps({"at": time.time(), "report": _brief(report)}))
+            store.set_meta("embedding", json.dumps(asdict(report.embedding)))
+    if report.added + report.updated + report.deleted >= OPTIMIZE_AFTER_FILES:
+        store.optimize()
+    report.chunks_total = store.counts()["chunks"]
+
+
+def _brief(report: Report) -> dict:
+    return {k: getattr(report, k) for k in ("scanned", "added", "updated", "deleted", "unchanged")} | \
+        {"skipped": len(report.skipped)}
+
+
+# -- vectors ----------------------------------------------------------------------------------
+def _setup_vectors(store: Store, cfg: Config, report: Report):
+    """Load the embedder and make sure the vector table belongs to it. None when unavailable."""
+    emb = report.embedding
+    if store.vec_error is not None:
+        emb.reason = store.vec_error
+        if store.get_meta("vector_dim") is not None:  # vectors exist but can't be kept in step now
+            with store.transaction():
+                store.set_meta("vectors_invalid", "1")
+        return None
+    try:
+        from .embedder import load_embedder
+
+        embedder = load_embedder(cfg.model)
+    except Exception as exc:  # missing model2vec, unreadable model folder, ...
+        emb.reason = f"embedding model unavailable: {exc}"
+        log.warning("%s", emb.reason)
+        return None
+    emb.available = True
+    emb.model = embedder.model_id
+    emb.fallback_reason = embedder.fallback_reason
+    fp = json.dumps({"model": embedder.model_id, "dim": embedder.dim, "vocab": embedder.vocab_size,
+                     "weights_sha256": embedder.weights_sha256, "vector_type": cfg.vector_type}, sort_keys=True)
+    if store.get_meta("model_fingerprint") != fp or not store.has_vec_table() or store.get_meta("vectors_invalid"):
+        previous = store.meta_json("model_fingerprint").get("model")
+        with store.transaction():
+            store.reset_vectors(embedder.dim, cfg.vector_type)
+            store.set_meta("model_fingerprint", fp)
+            store.set_meta("model_path", str(embedder.path))
+            store.conn.execute("DELETE FROM meta WHERE key = 'vectors_invalid'")
+        if store.counts()["chunks"]:
+            emb.reembedded_all = True
+            log.info("embedding model changed (%s -> %s): re-embedding every chunk", previous, embedder.model_id)
+    return embedder
+
+
+def to_blob(vec, vector_type: str) -> bytes:
+    """A unit vector as a vec0 blob. int8 scales each vector to use the full [-127, 127] range:
+    cosine distance ignores a vector's length, so per-vector scaling costs no accuracy."""
+    import numpy as np
+
+    v = np.asarray(vec, dtype=np.float32)
+    if vector_type != "int8":
+        return v.astype("<f4").tobytes()
+    peak = float(np.abs(v).max())
+    if peak == 0.0:
+        return bytes(len(v))
+    return np.clip(np.rint(v * (127.0 / peak)), -127, 127).astype(np.int8).tobytes()
+
+
+def _embed_batch(store: Store, embedder, inputs_per_file: list[list[str]], files: list[FileWrite], cfg: Config,
+                 report: Report) -> list[list[bytes] | None]:
+    if embedder is None:
+        report.embedding.skipped += sum(len(i) for i in inputs_per_file)
+        return [None] * len(files)
+    hashes = [ch.embed_hash for fw in files for ch in fw.chunks]
+    known = store.vectors_by_embed_hash(hashes)
+    todo: dict[str, str] = {}
+    for fw, inputs in zip(files, inputs_per_file):
+        for ch, inp in zip(fw.chunks, inputs):
+            if ch.embed_hash not in known:
+                todo.setdefault(ch.embed_hash, inp)
+    if todo:
+        vecs = embedder.encode(list(todo.values()), batch_size=cfg.embed_batch_size)
+        for h, v in zip(todo, vecs):
+            known[h] = to_blob(v, cfg.vector_type)
+    report.embedding.embedded += len(todo)
+    report.embedding.reused += len(hashes) - len(todo)
+    return [[known[ch.embed_hash] for ch in fw.chunks] for fw in files]
+
+
+def _embed_missing(store: Store, embedder, cfg: Config, report: Report) -> None:
+    rows = list(store.chunks_without_vectors())
+    for i in range(0, len(rows), 1024):
+        part = rows[i:i + 1024]
+        vecs = embedder.encode([embed_input(t, h, x) for _, t, h, x in part], batch_size=cfg.embed_batch_size)
+        with store.transaction():
+            for (cid, *_), v in zip(part, vecs):
+                store.put_vector(cid, to_blob(v, cfg.vector_type))
+        report.embedding.embedded += len(part)
+
+
+def iter_changed(cfg: Config, store: Store) -> Iterator[str]:
+    """Paths whose (mtime, size) on disk differ from the index, plus new and deleted ones."""
+    root = Path(cfg.vault).expanduser().resolve()
+    found, _ = scan(cfg, root)
+    indexed = store.files()
+    for rel, st in found.items():
+        rec = indexed.get(rel)
+        if rec is None or (rec.mtime_ns, rec.size) != (st.st_mtime_ns, st.st_size):
+            yield rel
+    for rel in indexed:
+        if rel not in found:
+            yield rel

@@ -1,0 +1,158 @@
+"""The three recall channels. Each returns ranked (chunk id, raw score) and a status; a channel that
+cannot run says why and the others still answer. Standard library only (hook path)."""
+from __future__ import annotations
+
+import math
+import struct
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..store import Store
+from ..textutil import fts_phrase, meta_key, query_terms
+from .types import ChannelStatus
+
+# FTS5 column weights: chunk text, heading path, 'title | type | tags' context (issue 5).
+BM25_WEIGHTS = (1.0, 0.5, 0.3)
+# Long prompts: keep the rarest terms only. A raw 20-word OR query cost 187 ms at 50k chunks,
+# pruned to 5 rarest terms 9 ms; rare terms carry almost all of BM25's signal anyway.
+MAX_QUERY_TERMS = 8
+# Counting a term's documents stops here: a term this common is dropped first in any case.
+DF_COUNT_CAP = 5000
+# Metadata channel: longest name (in words) looked up as a query n-gram.
+MAX_KEY_WORDS = 8
+# A name matched inside a longer query counts only if it covers this share of the query's
+# content words, or is a specific name (several words, or one long / digit-bearing identifier).
+MIN_KEY_COVERAGE = 0.5
+SPECIFIC_KEY_CHARS = 8
+KIND_WEIGHT = {"title": 1.0, "alias": 1.0, "file": 1.0, "heading": 0.8, "tag": 0.5}
+
+
+@dataclass(frozen=True)
+class FtsQuery:
+    match: str  # the FTS5 MATCH expression ('' when there is nothing to search)
+    terms: tuple[str, ...]  # kept terms, as FTS5 strings
+    dropped: tuple[str, ...]  # terms pruned as too common
+    df: dict[str, int]  # document counts of the kept terms (capped), when pruning ran
+
+
+def build_fts_query(text: str, store: Store | None = None, max_terms: int = MAX_QUERY_TERMS) -> FtsQuery:
+    """The one function that turns user text into an FTS5 query.
+
+    Every term is quoted (so `-`, `:`, `*`, `AND`, parentheses and quotes in user text are plain
+    text, never syntax) and the terms are OR-ed; BM25 rewards chunks matching more of them. With
+    more than `max_terms` terms and a store at hand, only the rarest are kept.
+    """
+    terms = [fts_phrase(t) for t in query_terms(text)]
+    df: dict[str, int] = {}
+    dropped: list[str] = []
+    if len(terms) > max_terms and store is not None:
+        df = {t: store.fts_doc_count(t, DF_COUNT_CAP) for t in terms}
+        present = [t for t in terms if df[t] > 0]
+        order = sorted(present, key=lambda t: (df[t], terms.index(t)))
+        keep = set(order[:max_terms])
+        dropped = [t for t in terms if t not in keep]
+        terms = [t for t in terms if t in keep]
+    return FtsQuery(" OR ".join(terms), tuple(terms), tuple(dropped), df)
+
+
+def bm25_channel(store: Store, q: FtsQuery, limit: int) -> tuple[list[tuple[int, float]], ChannelStatus]:
+    if not q.match:
+        return [], ChannelStatus(ran=True, hits=0, reason="no searchable terms")
+    hits = store.fts_search(q.match, limit, BM25_WEIGHTS)
+    # bm25() is negative (lower is better); report it positive so larger means stronger everywhere.
+    hits = [(cid, -score) for cid, score in hits]
+    note = f"pruned {len(q.dropped)} common terms" if q.dropped else None
+    return hits, ChannelStatus(ran=True, hits=len(hits), reason=note)
+
+
+def _ngrams(words: list[str], n_max: int) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for n in range(1, min(n_max, len(words)) + 1):
+        for i in range(len(words) - n + 1):
+            out.setdefault(" ".join(words[i:i + n]), n)
+    return out
+
+
+def meta_channel(store: Store, text: str, limit: int) -> tuple[list[tuple[int, float, bool]], ChannelStatus]:
+    """Exact and near-exact matches of the query (or a name inside it) on titles, aliases, file
+    names, headings and tags. Returns (chunk id, score, exact) ranked; `exact` = the whole query is
+    a note's title, alias or file name, which wins outright."""
+    full = meta_key(text)
+    if not full:
+        return [], ChannelStatus(ran=True, hits=0, reason="empty query")
+    words = full.split()
+    content = max(1, len(query_terms(text)))
+    grams = _ngrams(words, MAX_KEY_WORDS)
+    grams.setdefault(full, len(words))
+    rows = store.match_keys(list(grams))
+    best: dict[tuple[int, int | None], tuple[float, bool]] = {}
+    for key, kind, file_id, chunk_id in rows:
+        n = len(key.split())
+        exact = key == full
+        coverage = 1.0 if exact else min(1.0, n / content)
+        specific = n >= 2 or len(key) >= SPECIFIC_KEY_CHARS or any(c.isdigit() for c in key)
+        if not exact and coverage < MIN_KEY_COVERAGE and not specific:
+            continue
+        score = coverage * KIND_WEIGHT.get(kind, 0.5) + (1.0 if exact else 0.0)
+        pin = exact and kind in ("title", "alias", "file")
+        slot = (file_id, chunk_id)
+        if slot not in best or (score, pin) > best[slot]:
+            best[slot] = (score, pin)
+    # File-level keys point at the note's lead chunk.
+    leads = store.lead_chunks([fid for fid, cid in best if cid is None])
+    by_chunk: dict[int, tuple[float, bool]] = {}
+    for (fid, cid), val in best.items():
+        target = cid if cid is not None else leads.get(fid)
+        if target is not None and (target not in by_chunk or val > by_chunk[target]):
+            by_chunk[target] = val
+    ranked = sorted(by_chunk.items(), key=lambda kv: (-kv[1][0], kv[0]))[:limit]
+    return [(cid, score, pin) for cid, (score, pin) in ranked], ChannelStatus(ran=True, hits=len(ranked))
+
+
+# -- vectors ------------------------------------------------------------------------------------
+_ENCODERS: dict[str, object] = {}
+
+
+def encoder_for(model_path: str):
+    """The lean (stdlib) query encoder for the model the index was built with, cached per process."""
+    enc = _ENCODERS.get(model_path)
+    if enc is None:
+        from ..lean_encoder import LeanEncoder
+
+        enc = LeanEncoder.from_folder(model_path)
+        _ENCODERS[model_path] = enc
+    return enc
+
+
+def query_blob(vec: list[float], vector_type: str) -> bytes | None:
+    """Pack a query vector like the index packs chunks (int8: per-vector scaled to +-127)."""
+    if vector_type != "int8":
+        return struct.pack(f"<{len(vec)}f", *vec)
+    peak = max((abs(x) for x in vec), default=0.0)
+    if peak == 0.0:
+        return None
+    scale = 127.0 / peak
+    return struct.pack(f"{len(vec)}b", *(max(-127, min(127, int(round(x * scale)))) for x in vec))
+
+
+def vec_channel(store: Store, text: str, limit: int) -> tuple[list[tuple[int, float]], ChannelStatus]:
+    if store.vec_error is not None:
+        return [], ChannelStatus(ran=False, reason=store.vec_error)
+    if store.get_meta("vectors_invalid") == "1":
+        return [], ChannelStatus(ran=False, reason="vectors out of date; run python -m vaultrag.reindex")
+    if not store.has_vec_table():
+        return [], ChannelStatus(ran=False, reason="the index has no vectors (built without an embedding model)")
+    model_path = store.get_meta("model_path")
+    if not model_path or not Path(model_path).is_dir():
+        return [], ChannelStatus(ran=False, reason=f"embedding model folder {model_path!r} not found; run reindex")
+    try:
+        vec = encoder_for(model_path).encode(text)
+    except Exception as exc:  # unreadable model files: degrade to the other channels
+        return [], ChannelStatus(ran=False, reason=f"query encoder failed: {exc}")
+    blob = query_blob(list(vec), store.vector_type())
+    if blob is None:
+        return [], ChannelStatus(ran=True, hits=0, reason="no known tokens in the query")
+    hits = store.vec_search(blob, limit, store.vector_type())
+    # Report cosine similarity (1 - distance): larger is stronger, like the other channels.
+    hits = [(cid, round(1.0 - dist, 6)) for cid, dist in hits if not math.isnan(dist)]
+    return hits, ChannelStatus(ran=True, hits=len(hits))

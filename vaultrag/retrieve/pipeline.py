@@ -1,0 +1,157 @@
+"""search(): channels -> fusion -> diversity -> wikilink expansion -> evidence gate -> live
+citations -> token budget. Standard library only: this runs inside hook processes."""
+from __future__ import annotations
+
+import math
+import time
+from pathlib import Path
+from typing import Iterable
+
+from ..config import Config, load_config
+from ..store import Store, StoredChunk
+from .channels import bm25_channel, build_fts_query, meta_channel, vec_channel
+from .citations import FileCache, changed_on_disk, locate
+from .fusion import rrf
+from .graph import expand
+from .types import CHANNELS, Answer, Candidate, ChannelStatus, Hit
+
+# Evidence gate (calibrated on data in BENCHMARKS.md, "Evidence gate"): answer when any holds:
+# - an exact note-name match (the metadata channel pinned a hit);
+# - the best of the top lexical hits contains at least this IDF-weighted share of the query terms;
+# - the nearest chunk's cosine similarity reaches the vector floor.
+GATE_MIN_TERM_COVERAGE = 0.5
+GATE_MIN_VEC_SIMILARITY = 0.55
+GATE_TOP_LEXICAL = 3  # how many BM25 hits the coverage check inspects
+
+
+def _tiebreak(chunks: dict[int, StoredChunk]):
+    def key(cid: int) -> tuple:
+        ch = chunks.get(cid)
+        return (ch.path, ch.section_index, ch.chunk_index) if ch else ("\uffff", cid, 0)
+    return key
+
+
+def diversify(cands: Iterable[Candidate], chunks: dict[int, StoredChunk], max_per_note: int) -> list[Candidate]:
+    """At most `max_per_note` chunks per note; a chunk whose text duplicates a better one is dropped."""
+    per_note: dict[int, int] = {}
+    seen_text: set[str] = set()
+    out = []
+    for c in cands:
+        ch = chunks.get(c.chunk_id)
+        if ch is None or ch.content_hash in seen_text or per_note.get(ch.file_id, 0) >= max_per_note:
+            continue
+        seen_text.add(ch.content_hash)
+        per_note[ch.file_id] = per_note.get(ch.file_id, 0) + 1
+        out.append(c)
+    return out
+
+
+def term_coverage(store: Store, terms: tuple[str, ...], ids: list[int], df: dict[str, int]) -> float:
+    """Best IDF-weighted share of the query terms found in any of `ids` (0..1)."""
+    if not terms or not ids:
+        return 0.0
+    n = max(1, store.chunk_count())
+    weight = {}
+    for t in terms:
+        d = df.get(t)
+        if d is None:
+            d = store.fts_doc_count(t, n)
+        weight[t] = math.log(1 + (n - d + 0.5) / (d + 0.5))
+    total = sum(weight.values()) or 1.0
+    got = {cid: 0.0 for cid in ids}
+    for t in terms:
+        for cid in store.fts_contains(t, ids):
+            got[cid] += weight[t]
+    return round(max(got.values()) / total, 4)
+
+
+def search(query: str, config: Config | None = None, *, k: int | None = None, channels: Iterable[str] | None = None,
+           graph: bool = True, max_tokens: int | None = None, store: Store | None = None) -> Answer:
+    """Answer `query` from the index of the configured vault. Never raises on odd query text."""
+    from ..render import fit_budget
+
+    cfg = config or load_config()
+    t0 = time.perf_counter()
+    timings: dict[str, float] = {}
+    k = k or cfg.k
+    wanted = tuple(c for c in CHANNELS if channels is None or c in set(channels))
+    own = store is None
+    store = store or Store(cfg.db_path(), readonly=True)
+    try:
+        vault = Path(cfg.vault or store.get_meta("vault") or ".")
+        status: dict[str, ChannelStatus] = {}
+        results: dict[str, list[tuple[int, float]]] = {}
+        pinned: set[int] = set()
+        fq = build_fts_query(query, store)
+        if "meta" in wanted:
+            t = time.perf_counter()
+            hits, status["meta"] = meta_channel(store, query, cfg.candidates)
+            results["meta"] = [(cid, s) for cid, s, _ in hits]
+            pinned = {cid for cid, _, pin in hits if pin}
+            timings["meta"] = (time.perf_counter() - t) * 1000
+        if "bm25" in wanted:
+            t = time.perf_counter()
+            results["bm25"], status["bm25"] = bm25_channel(store, fq, cfg.candidates)
+            timings["bm25"] = (time.perf_counter() - t) * 1000
+        if "vec" in wanted:
+            t = time.perf_counter()
+            results["vec"], status["vec"] = vec_channel(store, query, cfg.candidates)
+            timings["vec"] = (time.perf_counter() - t) * 1000
+        for c in CHANNELS:
+            status.setdefault(c, ChannelStatus(ran=False, reason="not requested"))
+
+        t = time.perf_counter()
+        ids = [cid for hits in results.values() for cid, _ in hits]
+        chunks = store.chunks_by_id(ids)
+        weights = {"meta": cfg.weight_meta, "bm25": cfg.weight_bm25, "vec": cfg.weight_vec}
+        fused = rrf(results, weights, k=cfg.rrf_k, tiebreak=_tiebreak(chunks), pinned=frozenset(pinned))
+        direct = diversify(fused, chunks, cfg.max_per_note)
+        timings["fusion"] = (time.perf_counter() - t) * 1000
+
+        if not fused:
+            return Answer("no_evidence", "no_hits", query, status, 0, (), {}, _done(timings, t0))
+
+        t = time.perf_counter()
+        lexical_ids = [cid for cid, _ in results.get("bm25", [])[:GATE_TOP_LEXICAL]]
+        evidence = {"pinned": bool(pinned),
+                    "term_coverage": term_coverage(store, fq.terms, lexical_ids, fq.df),
+                    "vec_similarity": max((s for _, s in results.get("vec", [])), default=None)}
+        strong = (evidence["pinned"] or evidence["term_coverage"] >= GATE_MIN_TERM_COVERAGE
+                  or (evidence["vec_similarity"] or 0.0) >= GATE_MIN_VEC_SIMILARITY)
+        timings["gate"] = (time.perf_counter() - t) * 1000
+        if not strong:
+            return Answer("no_evidence", "below_threshold", query, status, 0, (), evidence, _done(timings, t0))
+
+        t = time.perf_counter()
+        extra = expand(store, direct[:k], chunks, seeds=cfg.graph_seeds, fanout=cfg.graph_fanout) if graph else []
+        timings["graph"] = (time.perf_counter() - t) * 1000
+
+        t = time.perf_counter()
+        files = FileCache(vault, cfg.chunk_settings)
+        hits: list[Hit] = []
+        for cand in direct[:k] + extra:
+            ch = chunks[cand.chunk_id]
+            found = locate(ch, files)
+            if found is None:
+                continue
+            citation, text, start, end = found
+            tokens = ch.tokens if text == ch.text else max(1, round(ch.tokens * len(text) / max(1, len(ch.text))))
+            hits.append(Hit(path=ch.path, title=ch.title, heading_path=ch.heading_path, text=text, line_start=start,
+                            line_end=end, citation=citation, score=cand.score, ranks=cand.ranks, raw=cand.raw,
+                            via=cand.via, graph_provenance=cand.graph_provenance, tokens=tokens, chunk_id=ch.id,
+                            content_hash=ch.content_hash))
+        stale = changed_on_disk(vault, list(chunks.values()))
+        timings["citations"] = (time.perf_counter() - t) * 1000
+        if not hits:
+            return Answer("no_evidence", "unresolvable", query, status, stale, (), evidence, _done(timings, t0))
+        budget = max_tokens if max_tokens is not None else cfg.max_tokens
+        return Answer("ok", None, query, status, stale, tuple(fit_budget(hits, budget)), evidence, _done(timings, t0))
+    finally:
+        if own:
+            store.close()
+
+
+def _done(timings: dict, t0: float) -> dict:
+    timings["total"] = (time.perf_counter() - t0) * 1000
+    return {k: round(v, 2) for k, v in timings.items()}
+

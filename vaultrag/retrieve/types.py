@@ -1,0 +1,71 @@
+"""The values that flow through retrieval. Frozen, JSON-ready through `to_dict()`."""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+
+CHANNELS = ("meta", "bm25", "vec")
+
+
+@dataclass(frozen=True)
+class ChannelStatus:
+    ran: bool
+    hits: int = 0
+    reason: str | None = None  # why it did not run, or a note (e.g. pruned terms)
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One chunk found by one or more channels, before citations are checked."""
+    chunk_id: int
+    score: float  # fused RRF score
+    ranks: dict[str, int | None]
+    raw: dict[str, float | None]
+    via: str = "direct"  # direct | graph
+    graph_provenance: dict | None = None
+    pinned: bool = False  # exact name match: wins outright
+
+
+@dataclass(frozen=True)
+class Hit:
+    path: str
+    title: str
+    heading_path: str
+    text: str
+    line_start: int
+    line_end: int
+    citation: str  # fresh | source_changed
+    score: float
+    ranks: dict[str, int | None]
+    raw: dict[str, float | None]
+    via: str
+    graph_provenance: dict | None
+    tokens: int
+    chunk_id: int
+    content_hash: str
+
+    def public(self) -> dict:
+        d = asdict(self)
+        for private in ("tokens", "chunk_id", "content_hash"):
+            d.pop(private)
+        return d
+
+
+@dataclass(frozen=True)
+class Answer:
+    status: str  # ok | no_evidence
+    reason: str | None  # no_hits | below_threshold | unresolvable (with no_evidence)
+    query: str
+    channels: dict[str, ChannelStatus]
+    stale_files: int
+    hits: tuple[Hit, ...]
+    evidence: dict = field(default_factory=dict)  # the signals the gate looked at
+    timings_ms: dict = field(default_factory=dict)
+
+    def to_dict(self, *, timings: bool = False) -> dict:
+        d = {"status": self.status, "reason": self.reason, "query": self.query,
+             "channels": {k: asdict(v) for k, v in self.channels.items()},
+             "stale_files": self.stale_files, "evidence": self.evidence,
+             "hits": [h.public() for h in self.hits]}
+        if timings:
+            d["timings_ms"] = self.timings_ms
+        return d

@@ -1,0 +1,414 @@
+"""The SQLite store: the only place that runs SQL. Rows leave it as frozen dataclasses."""
+from __future__ import annotations
+
+import json
+import os
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable, Iterator, Sequence
+
+from ..errors import IndexCorrupt, IndexLocked, IndexMissing
+from ..textutil import fts_text
+from . import schema
+from .connection import connect, load_vec
+
+
+@dataclass(frozen=True)
+class FileRecord:
+    id: int
+    path: str
+    mtime_ns: int
+    size: int
+    hash: str
+
+
+@dataclass(frozen=True)
+class ChunkRow:
+    """One chunk ready to store (built by the indexer from a chunker.Chunk)."""
+    section_index: int
+    chunk_index: int
+    heading_path: str
+    context: str
+    text: str
+    search_text: str | None
+    line_start: int
+    line_end: int
+    content_hash: str
+    embed_hash: str
+    tokens: int
+    block_ids: str
+
+
+@dataclass(frozen=True)
+class LinkRow:
+    chunk_pos: int | None  # position in FileWrite.chunks of the chunk holding the link
+    target: str
+    target_key: str
+    anchor: str | None
+    kind: str
+    text: str | None
+    line: int
+
+
+@dataclass(frozen=True)
+class FileWrite:
+    path: str
+    mtime_ns: int
+    size: int
+    hash: str
+    title: str
+    note_type: str | None
+    stem_key: str
+    chunks: tuple[ChunkRow, ...]
+    links: tuple[LinkRow, ...]
+    keys: tuple[tuple[str, str, int | None], ...]  # (key, kind, chunk_pos or None)
+
+
+def _fts_values(chunk_id: int, text: str, search_text: str | None, heading_path: str, context: str) -> dict:
+    return {"id": chunk_id, "text": fts_text(search_text or text), "heading": fts_text(heading_path),
+            "context": fts_text(context)}
+
+
+def _translate(exc: Exception, path: Path) -> Exception:
+    msg = str(exc)
+    if "locked" in msg or "busy" in msg:
+        return IndexLocked(f"index {path} is locked by another process ({msg}); wait for it and retry")
+    return IndexCorrupt(f"index {path} cannot be read ({msg}); rebuild it with: python -m vaultrag.reindex --full")
+
+
+class _StoreBase:
+    """Lifecycle, schema and the write side of `Store`."""
+
+    def __init__(self, path: str | os.PathLike, *, readonly: bool = False, with_vec: bool = True):
+        self.path = Path(path)
+        if readonly and not self.path.exists():
+            raise IndexMissing(f"no index at {self.path}; build it with: python -m vaultrag.reindex --vault PATH")
+        self.readonly = readonly
+        try:
+            self.conn = connect(self.path, readonly=readonly)
+            self.vec_error = load_vec(self.conn) if with_vec else "vectors not requested"
+            if not readonly:
+                self._migrate()
+            else:
+                self.schema_version()  # fail early and clearly on a foreign or corrupt file
+        except IndexMissing:
+            raise
+        except Exception as exc:
+            if getattr(self, "conn", None) is not None:
+                self.conn.close()
+            if isinstance(exc, (IndexCorrupt, IndexLocked)):
+                raise
+            if type(exc).__name__ in ("DatabaseError", "OperationalError"):
+                raise _translate(exc, self.path) from None
+            raise
+
+    # -- lifecycle ---------------------------------------------------------------------------
+    def close(self) -> None:
+        self.conn.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def schema_version(self) -> int:
+        try:
+            row = self.conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
+        except Exception as exc:
+            if "no such table" in str(exc):
+                return 0
+            raise _translate(exc, self.path) from None
+        return int(row[0]) if row else 0
+
+    def _migrate(self) -> None:
+        version = self.schema_version()
+        if version > schema.SCHEMA_VERSION:
+            raise IndexCorrupt(f"index {self.path} has schema {version}, newer than this vaultrag "
+                               f"({schema.SCHEMA_VERSION}); upgrade vaultrag or rebuild with --full")
+        for number, statements in enumerate(schema.MIGRATIONS[version:], start=version + 1):
+            with self.transaction():
+                for sql in statements:
+                    self.conn.execute(sql)
+                self.set_meta("schema_version", str(number))
+
+    class _Tx:
+        def __init__(self, conn):
+            self.conn = conn
+
+        def __enter__(self):
+            self.conn.execute("BEGIN IMMEDIATE")
+            return self.conn
+
+        def __exit__(self, exc_type, exc, tb):
+            self.conn.execute("ROLLBACK" if exc_type else "COMMIT")
+            return False
+
+    def transaction(self):
+        return _StoreBase._Tx(self.conn)
+
+    # -- meta --------------------------------------------------------------------------------
+    def get_meta(self, key: str, default: str | None = None) -> str | None:
+        row = self.conn.execute("SELECT value FROM meta WHERE key = :key", {"key": key}).fetchone()
+        return row[0] if row else default
+
+    def set_meta(self, key: str, value: str) -> None:
+        self.conn.execute("INSERT INTO meta(key, value) VALUES (:key, :value) "
+                          "ON CONFLICT(key) DO UPDATE SET value = excluded.value", {"key": key, "value": value})
+
+    def all_meta(self) -> dict[str, str]:
+        return dict(self.conn.execute("SELECT key, value FROM meta").fetchall())
+
+    # -- files -------------------------------------------------------------------------------
+    def files(self) -> dict[str, FileRecord]:
+        rows = self.conn.execute("SELECT id, path, mtime_ns, size, hash FROM files")
+        return {r[1]: FileRecord(*r) for r in rows}
+
+    def touch_file(self, path: str, mtime_ns: int, size: int) -> None:
+        self.conn.execute("UPDATE files SET mtime_ns = :m, size = :s WHERE path = :p",
+                          {"m": mtime_ns, "s": size, "p": path})
+
+    def delete_file(self, path: str) -> bool:
+        row = self.conn.execute("SELECT id FROM files WHERE path = :p", {"p": path}).fetchone()
+        if row is None:
+            return False
+        file_id = row[0]
+        has_vec = self.has_vec_table()
+        for cid, text, search_text, heading, context in self.conn.execute(schema.FILE_CHUNKS, {"file_id": file_id}).fetchall():
+            self.conn.execute(schema.DELETE_FTS, _fts_values(cid, text, search_text, heading, context))
+            if has_vec:
+                self.conn.execute(f"DELETE FROM {schema.VEC_TABLE} WHERE rowid = :id", {"id": cid})
+        self.conn.execute("DELETE FROM files WHERE id = :id", {"id": file_id})  # cascades chunks, links, keys
+        return True
+
+    def write_file(self, fw: FileWrite, vectors: Sequence[bytes | None] | None) -> int:
+        """Replace everything stored for `fw.path`. Call inside `transaction()`. Returns chunk count."""
+        self.delete_file(fw.path)
+        cur = self.conn.execute(schema.INSERT_FILE, {
+            "path": fw.path, "mtime_ns": fw.mtime_ns, "size": fw.size, "hash": fw.hash, "title": fw.title,
+            "note_type": fw.note_type, "stem_key": fw.stem_key, "indexed_at": time.time()})
+        file_id = cur.lastrowid
+        ids: list[int] = []
+        vec_sql = self._vec_insert_sql() if vectors is not None else None
+        for pos, ch in enumerate(fw.chunks):
+            values = {**ch.__dict__, "file_id": file_id}
+            cid = self.conn.execute(schema.INSERT_CHUNK, values).lastrowid
+            ids.append(cid)
+            self.conn.execute(schema.INSERT_FTS, _fts_values(cid, ch.text, ch.search_text, ch.heading_path, ch.context))
+            if vec_sql is not None and vectors[pos] is not None:
+                self.conn.execute(vec_sql, {"id": cid, "v": vectors[pos]})
+        for ln in fw.links:
+            self.conn.execute(schema.INSERT_LINK, {
+                "file_id": file_id, "chunk_id": ids[ln.chunk_pos] if ln.chunk_pos is not None else None,
+                "target": ln.target, "target_key": ln.target_key, "anchor": ln.anchor, "kind": ln.kind,
+                "text": ln.text, "line": ln.line})
+        for key, kind, pos in fw.keys:
+            self.conn.execute(schema.INSERT_KEY, {"key": key, "kind": kind, "file_id": file_id,
+                                                  "chunk_id": ids[pos] if pos is not None else None})
+        return len(ids)
+
+    # -- vectors -----------------------------------------------------------------------------
+    def has_vec_table(self) -> bool:
+        row = self.conn.execute("SELECT 1 FROM sqlite_master WHERE name = :n", {"n": schema.VEC_TABLE}).fetchone()
+        return row is not None and self.vec_error is None
+
+    def vector_type(self) -> str:
+        return self.get_meta("vector_type", "int8") or "int8"
+
+    def _vec_insert_sql(self) -> str:
+        fn = "vec_int8" if self.vector_type() == "int8" else "vec_f32"
+        return f"INSERT INTO {schema.VEC_TABLE} (rowid, embedding) VALUES (:id, {fn}(:v))"
+
+    def reset_vectors(self, dim: int, vector_type: str) -> None:
+        """Drop and recreate the vector table (a model change): call inside a transaction."""
+        if self.vec_error is not None:
+            raise RuntimeError(self.vec_error)
+        self.conn.execute(f"DROP TABLE IF EXISTS {schema.VEC_TABLE}")
+        self.conn.execute(schema.vec_table_sql(dim, vector_type))
+        self.set_meta("vector_type", vector_type)
+        self.set_meta("vector_dim", str(dim))
+
+    def drop_vectors(self) -> None:
+        if self.vec_error is None:
+            self.conn.execute(f"DROP TABLE IF EXISTS {schema.VEC_TABLE}")
+        elif self.get_meta("vector_dim") is not None:  # can't touch vec0 without the extension
+            self.set_meta("vectors_invalid", "1")  # the next run with vectors rebuilds them
+
+    def vectors_by_embed_hash(self, hashes: Iterable[str]) -> dict[str, bytes]:
+        """Stored vectors for chunks whose embedded input hash is in `hashes` (to skip re-embedding)."""
+        if not self.has_vec_table():
+            return {}
+        out: dict[str, bytes] = {}
+        hashes = list(dict.fromkeys(hashes))
+        for i in range(0, len(hashes), 500):
+            part = hashes[i:i + 500]
+            marks = ",".join("?" * len(part))
+            sql = (f"SELECT c.embed_hash, v.embedding FROM chunks c JOIN {schema.VEC_TABLE} v ON v.rowid = c.id "
+                   f"WHERE c.embed_hash IN ({marks})")
+            for h, blob in self.conn.execute(sql, part):
+                out.setdefault(h, blob)
+        return out
+
+    def chunks_without_vectors(self) -> Iterator[tuple[int, str, str]]:
+        """(chunk id, embed input parts) for every chunk lacking a vector: used after a model change."""
+        sql = (f"SELECT c.id, f.title, c.heading_path, c.text FROM chunks c JOIN files f ON f.id = c.file_id "
+               f"WHERE NOT EXISTS (SELECT 1 FROM {schema.VEC_TABLE} v WHERE v.rowid = c.id) ORDER BY c.id")
+        for cid, title, heading, text in self.conn.execute(sql).fetchall():
+            yield cid, title, heading, text
+
+    def put_vector(self, chunk_id: int, blob: bytes) -> None:
+        self.conn.execute(f"DELETE FROM {schema.VEC_TABLE} WHERE rowid = :id", {"id": chunk_id})
+        self.conn.execute(self._vec_insert_sql(), {"id": chunk_id, "v": blob})
+
+    # -- maintenance and stats ---------------------------------------------------------------
+    def optimize(self) -> None:
+        self.conn.execute("INSERT INTO chunks_fts(chunks_fts) VALUES ('optimize')")
+
+    def counts(self) -> dict[str, int]:
+        q = lambda sql: self.conn.execute(sql).fetchone()[0]  # noqa: E731
+        out = {"files": q("SELECT count(*) FROM files"), "chunks": q("SELECT count(*) FROM chunks"),
+               "links": q("SELECT count(*) FROM links")}
+        out["vectors"] = q(f"SELECT count(*) FROM {schema.VEC_TABLE}") if self.has_vec_table() else 0
+        return out
+
+    def fts_vocabulary(self) -> list[tuple[str, str, int, int]]:
+        """(term, column, doc count, occurrences) of the FTS index, for consistency checks."""
+        self.conn.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.fts_vocab USING fts5vocab(main, chunks_fts, col)")
+        return [tuple(r) for r in self.conn.execute("SELECT term, col, doc, cnt FROM temp.fts_vocab ORDER BY term, col")]
+
+    def meta_json(self, key: str) -> dict:
+        raw = self.get_meta(key)
+        try:
+            return json.loads(raw) if raw else {}
+        except ValueError:
+            return {}
+
+
+@dataclass(frozen=True)
+class StoredChunk:
+    """A chunk as the retriever sees it, with its note's identity."""
+    id: int
+    file_id: int
+    path: str
+    title: str
+    file_hash: str
+    mtime_ns: int
+    size: int
+    section_index: int
+    chunk_index: int
+    heading_path: str
+    context: str
+    text: str
+    line_start: int
+    line_end: int
+    content_hash: str
+    tokens: int
+    block_ids: str
+
+
+@dataclass(frozen=True)
+class LinkOut:
+    file_id: int
+    chunk_id: int | None
+    target_key: str
+    anchor: str | None
+    kind: str
+    text: str | None
+    line: int
+
+
+_CHUNK_COLS = ("c.id, c.file_id, f.path, f.title, f.hash, f.mtime_ns, f.size, c.section_index, c.chunk_index, "
+               "c.heading_path, c.context, c.text, c.line_start, c.line_end, c.content_hash, c.tokens, c.block_ids")
+
+
+def _in_clause(values: Sequence) -> str:
+    return ",".join("?" * len(values))
+
+
+class QueryMixin:
+    """Read-side queries used by vaultrag.retrieve (kept here so SQL stays in store/)."""
+
+    conn: object
+
+    def chunk_count(self) -> int:
+        if getattr(self, "_chunk_count", None) is None:
+            self._chunk_count = self.conn.execute("SELECT count(*) FROM chunks").fetchone()[0]
+        return self._chunk_count
+
+    def chunks_by_id(self, ids: Sequence[int]) -> dict[int, StoredChunk]:
+        ids = list(dict.fromkeys(ids))
+        if not ids:
+            return {}
+        sql = f"SELECT {_CHUNK_COLS} FROM chunks c JOIN files f ON f.id = c.file_id WHERE c.id IN ({_in_clause(ids)})"
+        return {r[0]: StoredChunk(*r) for r in self.conn.execute(sql, ids)}
+
+    def chunks_of_files(self, file_ids: Sequence[int]) -> list[StoredChunk]:
+        if not file_ids:
+            return []
+        sql = (f"SELECT {_CHUNK_COLS} FROM chunks c JOIN files f ON f.id = c.file_id "
+               f"WHERE c.file_id IN ({_in_clause(file_ids)}) ORDER BY c.file_id, c.section_index, c.chunk_index")
+        return [StoredChunk(*r) for r in self.conn.execute(sql, list(file_ids))]
+
+    def lead_chunks(self, file_ids: Sequence[int]) -> dict[int, int]:
+        """file id -> id of its first chunk (the note's lead / summary)."""
+        if not file_ids:
+            return {}
+        sql = (f"SELECT file_id, id FROM chunks WHERE file_id IN ({_in_clause(file_ids)}) "
+               f"ORDER BY file_id, section_index, chunk_index")
+        out: dict[int, int] = {}
+        for fid, cid in self.conn.execute(sql, list(file_ids)):
+            out.setdefault(fid, cid)
+        return out
+
+    def match_keys(self, keys: Sequence[str]) -> list[tuple[str, str, int, int | None]]:
+        """(key, kind, file id, chunk id or None) for every stored metadata key in `keys`."""
+        if not keys:
+            return []
+        sql = f"SELECT key, kind, file_id, chunk_id FROM keys WHERE key IN ({_in_clause(keys)})"
+        return [tuple(r) for r in self.conn.execute(sql, list(keys))]
+
+    def fts_doc_count(self, phrase: str, cap: int) -> int:
+        """How many chunks contain `phrase` (an FTS5 string), counting at most `cap`."""
+        sql = "SELECT count(*) FROM (SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH :q LIMIT :cap)"
+        return self.conn.execute(sql, {"q": phrase, "cap": cap}).fetchone()[0]
+
+    def fts_search(self, match: str, limit: int, weights: tuple[float, float, float]) -> list[tuple[int, float]]:
+        """(chunk id, bm25 score; lower is better) for an FTS5 MATCH expression."""
+        sql = (f"SELECT rowid, bm25(chunks_fts, {float(weights[0])}, {float(weights[1])}, {float(weights[2])}) AS s "
+               f"FROM chunks_fts WHERE chunks_fts MATCH :q ORDER BY s, rowid LIMIT :n")
+        return [(r[0], r[1]) for r in self.conn.execute(sql, {"q": match, "n": limit})]
+
+    def fts_contains(self, phrase: str, ids: Sequence[int]) -> set[int]:
+        """Which of `ids` contain the FTS5 `phrase` (same stemming as the index)."""
+        if not ids:
+            return set()
+        sql = f"SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ? AND rowid IN ({_in_clause(ids)})"
+        return {r[0] for r in self.conn.execute(sql, [phrase, *ids])}
+
+    def vec_search(self, blob: bytes, k: int, vector_type: str) -> list[tuple[int, float]]:
+        """(chunk id, cosine distance) of the k nearest chunks."""
+        fn = "vec_int8" if vector_type == "int8" else "vec_f32"
+        sql = f"SELECT rowid, distance FROM chunks_vec WHERE embedding MATCH {fn}(:v) AND k = :k ORDER BY distance, rowid"
+        return [(r[0], r[1]) for r in self.conn.execute(sql, {"v": blob, "k": k})]
+
+    def links_from(self, file_ids: Sequence[int]) -> list[LinkOut]:
+        if not file_ids:
+            return []
+        sql = (f"SELECT file_id, chunk_id, target_key, anchor, kind, text, line FROM links "
+               f"WHERE file_id IN ({_in_clause(file_ids)}) ORDER BY file_id, line")
+        return [LinkOut(*r) for r in self.conn.execute(sql, list(file_ids))]
+
+    def files_by_stem(self, stem_keys: Sequence[str]) -> dict[str, list[tuple[int, str]]]:
+        """stem key -> [(file id, path)] sorted by path (several notes may share a name)."""
+        if not stem_keys:
+            return {}
+        out: dict[str, list[tuple[int, str]]] = {}
+        sql = f"SELECT stem_key, id, path FROM files WHERE stem_key IN ({_in_clause(stem_keys)}) ORDER BY path"
+        for key, fid, path in self.conn.execute(sql, list(stem_keys)):
+            out.setdefault(key, []).append((fid, path))
+        return out
+
+
+class Store(QueryMixin, _StoreBase):
+    """A vault index in one SQLite file. Writers use `transaction()` around each file."""
