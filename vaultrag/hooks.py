@@ -23,7 +23,8 @@ SESSION_TTL_S = 7 * 24 * 3600  # session state files older than this are deleted
 # Prompt sources that are not a person typing: wakeups and polls repeat, so skip them.
 SKIPPED_PROMPT_SOURCES = frozenset({"system", "loop_wakeup", "schedule_wakeup", "poll_event"})
 # Fields of tool_input that say what the tool is looking for (PreToolUse query).
-QUERY_FIELDS = ("pattern", "query", "prompt", "description", "url", "path", "glob", "command")
+# Paths and globs are left out: they name places, not topics, and dilute the evidence gate.
+QUERY_FIELDS = ("pattern", "query", "prompt", "description", "url")
 
 
 class Deadline(Exception):

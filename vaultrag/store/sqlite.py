@@ -389,8 +389,9 @@ class QueryMixin:
     def vec_search(self, blob: bytes, k: int, vector_type: str) -> list[tuple[int, float]]:
         """(chunk id, cosine distance) of the k nearest chunks."""
         fn = "vec_int8" if vector_type == "int8" else "vec_f32"
-        sql = f"SELECT rowid, distance FROM chunks_vec WHERE embedding MATCH {fn}(:v) AND k = :k ORDER BY distance, rowid"
-        return [(r[0], r[1]) for r in self.conn.execute(sql, {"v": blob, "k": k})]
+        sql = f"SELECT rowid, distance FROM chunks_vec WHERE embedding MATCH {fn}(:v) AND k = :k ORDER BY distance"
+        rows = [(r[0], r[1]) for r in self.conn.execute(sql, {"v": blob, "k": k})]
+        return sorted(rows, key=lambda r: (r[1], r[0]))  # deterministic ties
 
     def links_from(self, file_ids: Sequence[int]) -> list[LinkOut]:
         if not file_ids:
