@@ -48,10 +48,7 @@ from bisect import bisect_right
 
 from vaultrag.textutil import normalize, query_terms
 
-try:  # the scrubber is a sibling module; the compressor still works (unscrubbed) without it
-    from vaultrag.scrubber import scrub as _scrub
-except Exception:  # pragma: no cover - depends on the tree
-    _scrub = None
+from vaultrag.scrubber import scrub as _scrub  # required: never return unscrubbed text
 
 __all__ = ["compress_tool_output", "compress_text", "BUDGET_CHARS", "THRESHOLD_CHARS"]
 
@@ -265,15 +262,11 @@ _TOKEN_CHARS = re.compile(r"[^\W]", re.UNICODE)
 
 
 def _scrub_text(text: str) -> tuple[str, bool]:
-    """Scrubbed text and whether anything was found; a missing or failing scrubber changes nothing."""
-    if _scrub is None or not text:
+    """Scrubbed text and whether anything was found. A failing scrubber raises: the caller then
+    returns nothing (fails closed), so unscrubbed text never goes out."""
+    if not text:
         return text, False
-    try:
-        clean, findings = _scrub(text)
-    except Exception:
-        return text, False
-    if not isinstance(clean, str):
-        return text, False
+    clean, findings = _scrub(text)
     return clean, bool(findings) or clean != text
 
 
