@@ -1,0 +1,44 @@
+"""The `vaultrag` CLI and `python -m vaultrag.reindex` as real subprocesses."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+
+def cli(*args, env=None, module="vaultrag"):
+    return subprocess.run([sys.executable, "-m", module, *args], capture_output=True, text=True,
+                          env=env or os.environ.copy(), timeout=120)
+
+
+def test_reindex_status_search_roundtrip(vault, tmp_path):
+    db = str(tmp_path / "i.sqlite")
+    r = cli("--vault", str(vault), "--db", db, "--json", module="vaultrag.reindex")
+    assert r.returncode == 0, r.stderr
+    report = json.loads(r.stdout)
+    assert report["added"] == 7 and report["embedding"]["available"] is True
+    s = cli("status", "--vault", str(vault), "--db", db, "--json")
+    info = json.loads(s.stdout)
+    assert info["files"] == 7 and info["changed_since_reindex"] == 0 and info["embedding"]["model"]
+    (vault / "People" / "Ada.md").write_text("# Ada\n\nChanged.\n")
+    assert json.loads(cli("status", "--vault", str(vault), "--db", db, "--json").stdout)["changed_since_reindex"] == 1
+    q = cli("search", "restore drill", "--vault", str(vault), "--db", db, "--json", "--channels", "bm25,meta")
+    ans = json.loads(q.stdout)
+    assert ans["status"] == "ok" and not ans["channels"]["vec"]["ran"]
+    human = cli("search", "restore drill", "--vault", str(vault), "--db", db, "--explain")
+    assert "Backup plan.md:L" in human.stdout and "bm25=#" in human.stdout and "\033[" not in human.stdout
+    qf = tmp_path / "q.jsonl"
+    qf.write_text('{"_id": "a", "text": "restore drill"}\n{"_id": "b", "text": "倒排索引"}\n')
+    lines = cli("search", "--queries", str(qf), "--vault", str(vault), "--db", db).stdout.splitlines()
+    assert [json.loads(x)["_id"] for x in lines] == ["a", "b"]
+
+
+def test_errors_are_one_clear_line_and_exit_1(tmp_path):
+    r = cli("reindex", "--vault", str(tmp_path / "nope"), "--db", str(tmp_path / "x.sqlite"))
+    assert r.returncode == 1 and r.stderr.startswith("vaultrag: error:") and "does not exist" in r.stderr
+    r = cli("search", "x", "--vault", str(tmp_path), "--db", str(tmp_path / "none.sqlite"))
+    assert r.returncode == 1 and "reindex" in r.stderr
+    r = cli("search", "x", "--channels", "bogus", "--vault", str(tmp_path), "--db", str(tmp_path / "none.sqlite"))
+    assert r.returncode == 1
+    assert cli("frobnicate").returncode == 2
