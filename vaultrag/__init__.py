@@ -9,6 +9,10 @@ Nothing heavy is imported here: names load on first use, so hook processes stay 
 """
 from __future__ import annotations
 
+import logging as _logging
+
+_logging.getLogger("vaultrag").addHandler(_logging.NullHandler())  # library code logs, never prints
+
 __version__ = "0.1.0"
 __all__ = ["load_config", "Config", "reindex", "search", "status", "scrub", "Answer", "VaultragError"]
 
