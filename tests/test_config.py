@@ -19,7 +19,7 @@ def test_defaults_without_file():
 def test_example_config_is_valid(tmp_path):
     cfg = load_config(EXAMPLE)
     assert cfg.exclude == ("Templates", "*.excalidraw.md")
-    assert cfg.weight_vec == 1.0 and cfg.hook_max_tokens == 500
+    assert cfg.weight_vec == 0.25 and cfg.hook_max_tokens == 500
 
 
 def test_precedence_file_env_args(tmp_path, monkeypatch):

@@ -46,7 +46,9 @@ class Config:
     rrf_k: int = 60
     weight_meta: float = 1.0
     weight_bm25: float = 1.0
-    weight_vec: float = 1.0
+    # Vectors weigh a quarter of BM25: with the bundled static model, weight 0.25 beat 0.5 and 1.0
+    # on every eval set (BENCHMARKS.md, fusion weights).
+    weight_vec: float = 0.25
     max_per_note: int = 2
     graph_seeds: int = 5
     graph_fanout: int = 3
