@@ -87,6 +87,11 @@ def _save_seen(session_id: str, seen: list[str]) -> None:
         pass
 
 
+def _seen_key(hit) -> str:
+    """Identity of an injected chunk: a changed chunk (new hash or place) counts as new."""
+    return f"{hit.path}|{hit.content_hash}|{hit.line_start}"
+
+
 def context_for(query: str, session_id: str, event: str, cfg) -> str | None:
     """The hook output for `query`, or None (no evidence, or everything already injected)."""
     import dataclasses
@@ -101,11 +106,11 @@ def context_for(query: str, session_id: str, event: str, cfg) -> str | None:
     if ans.status != "ok":
         return None
     seen = _load_seen(session_id)
-    fresh = [h for h in ans.hits if f"{h.path}|{h.content_hash}|{h.line_start}" not in seen]
+    fresh = [h for h in ans.hits if _seen_key(h) not in seen]
     hits = fit_budget(fresh, cfg.hook_max_tokens)
     if not hits:
         return None
-    _save_seen(session_id, seen + [f"{h.path}|{h.content_hash}|{h.line_start}" for h in hits])
+    _save_seen(session_id, seen + [_seen_key(h) for h in hits])
     block = render_context(dataclasses.replace(ans, hits=tuple(hits)))
     return _emit(event, additionalContext=block) if block else None
 

@@ -18,7 +18,7 @@ from collections import Counter
 from dataclasses import asdict, dataclass, field
 from fnmatch import fnmatch
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import Callable
 
 from . import chunker, markdown
 from .config import ALWAYS_EXCLUDED, Config
@@ -334,13 +334,8 @@ def _run(store: Store, cfg: Config, root: Path, report: Report, progress: Progre
     report.skipped.extend(skipped)
     report.scanned = len(found)
     indexed = store.files()
-    todo: list[str] = []
-    for rel, st in found.items():
-        rec = indexed.get(rel)
-        if rec is None or reprocess_all or (rec.mtime_ns, rec.size) != (st.st_mtime_ns, st.st_size):
-            todo.append(rel)
-        else:
-            report.unchanged += 1
+    todo = [rel for rel, st in found.items() if reprocess_all or is_stale(indexed.get(rel), st)]
+    report.unchanged += len(found) - len(todo)
 
     done = 0
     total = len(todo)
@@ -493,15 +488,12 @@ def _embed_missing(store: Store, embedder, cfg: Config, report: Report) -> None:
         report.embedding.embedded += len(part)
 
 
-def iter_changed(cfg: Config, store: Store) -> Iterator[str]:
-    """Paths whose (mtime, size) on disk differ from the index, plus new and deleted ones."""
-    root = Path(cfg.vault).expanduser().resolve()
-    found, _ = scan(cfg, root)
-    indexed = store.files()
-    for rel, st in found.items():
-        rec = indexed.get(rel)
-        if rec is None or (rec.mtime_ns, rec.size) != (st.st_mtime_ns, st.st_size):
-            yield rel
-    for rel in indexed:
-        if rel not in found:
-            yield rel
+def is_stale(rec, st: os.stat_result) -> bool:
+    """True when a file on disk is new or differs (mtime_ns, size) from its index record."""
+    return rec is None or (rec.mtime_ns, rec.size) != (st.st_mtime_ns, st.st_size)
+
+
+def changed_paths(found: dict[str, os.stat_result], indexed: dict) -> list[str]:
+    """New and changed paths of a `scan` result, then indexed paths no longer on disk."""
+    return [rel for rel, st in found.items() if is_stale(indexed.get(rel), st)] + \
+        [rel for rel in indexed if rel not in found]

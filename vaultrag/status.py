@@ -5,7 +5,7 @@ import json
 from pathlib import Path
 
 from .config import Config
-from .indexer import iter_changed, scan
+from .indexer import changed_paths, scan
 from .store import Store
 
 
@@ -15,8 +15,9 @@ def status(cfg: Config) -> dict:
     with Store(db, readonly=True) as store:
         meta = store.all_meta()
         counts = store.counts()
-        changed = sorted(iter_changed(cfg, store)) if cfg.vault and Path(cfg.vault).is_dir() else []
-        on_disk = len(scan(cfg, Path(cfg.vault).resolve())[0]) if cfg.vault and Path(cfg.vault).is_dir() else None
+        found = scan(cfg, Path(cfg.vault).resolve())[0] if cfg.vault and Path(cfg.vault).is_dir() else None
+        changed = sorted(changed_paths(found, store.files())) if found is not None else []
+        on_disk = len(found) if found is not None else None
     size = sum(p.stat().st_size for p in (db, Path(str(db) + "-wal")) if p.exists())
     last = json.loads(meta.get("last_reindex", "{}") or "{}")
     embedding = json.loads(meta.get("embedding", "{}") or "{}")

@@ -250,7 +250,7 @@ class _StoreBase:
                 out.setdefault(h, blob)
         return out
 
-    def chunks_without_vectors(self) -> Iterator[tuple[int, str, str]]:
+    def chunks_without_vectors(self) -> Iterator[tuple[int, str, str, str]]:
         """(chunk id, embed input parts) for every chunk lacking a vector: used after a model change."""
         sql = (f"SELECT c.id, f.title, c.heading_path, c.text FROM chunks c JOIN files f ON f.id = c.file_id "
                f"WHERE NOT EXISTS (SELECT 1 FROM {schema.VEC_TABLE} v WHERE v.rowid = c.id) ORDER BY c.id")
