@@ -79,7 +79,7 @@ def test_bad_inputs_are_skipped_or_repaired_with_reasons(tmp_path, cfg_for):
         files = s.files()
         assert {"good.md", "empty.md", "latin1.md", "crlf.md", "bad-yaml.md",
                 "spaces and ünïcode/naïve café.md"} <= set(files)
-        texts = {row[0] for row in s.conn.execute("SELECT text FROM chunks")}
+        texts = {ch.text for ch in s.chunks_of_files([r.id for r in files.values()])}
         assert any("The body still counts." in t for t in texts)
         assert not any("\r" in t for t in texts)
 
@@ -101,7 +101,7 @@ def test_unreadable_file_keeps_its_previous_version(tmp_path, cfg_for, monkeypat
     assert dict(r.skipped)["a.md"].startswith("unreadable")
     with Store(cfg.db_path(), readonly=True) as s:
         assert "a.md" in s.files()
-        assert "First version" in s.conn.execute("SELECT text FROM chunks").fetchone()[0]
+        assert "First version" in s.chunks_of_files([s.files()["a.md"].id])[0].text
 
 
 def test_symlinks_are_never_followed(tmp_path, cfg_for):

@@ -25,6 +25,7 @@ from .config import ALWAYS_EXCLUDED, Config
 from .errors import IndexLocked, VaultNotFound
 from .scrubber import scrub
 from .store import ChunkRow, FileWrite, LinkRow, Store
+from .store.vectors import quantize_int8_batch
 from .textutil import meta_key
 from .tokens import load_counter
 
@@ -34,6 +35,9 @@ MARKDOWN_SUFFIXES = (".md", ".markdown")
 BINARY_SNIFF_BYTES = 8192  # a NUL byte in the first 8 KB means binary, as git decides
 OPTIMIZE_AFTER_FILES = 200  # FTS queries slowed 95 -> 150 ms after many small batches until 'optimize'
 FILES_PER_EMBED_GROUP = 64  # parse this many files, embed their chunks in batches, then write each
+# Vector reuse key: 64 bits of sha256 of the embedded input. A collision (~1e-10 at 100k chunks)
+# would only give one chunk another's vector; the file hash stays full length (live citations).
+EMBED_HASH_HEX = 16
 # Bump when the stored form of chunks changes (FTS transform, key normalisation, embed input):
 # a new value re-processes every file on the next reindex.
 INDEX_FORMAT = "1"
@@ -186,7 +190,7 @@ def build_file(rel: str, st: os.stat_result, raw: bytes, text: str, cfg: Config,
             section_index=ch.section_index, chunk_index=ch.chunk_index, heading_path=heading,
             context=ch.context, text=ch.text, search_text=ch.search_text if ch.search_text != ch.text else None,
             line_start=ch.line_start, line_end=ch.line_end, content_hash=ch.content_hash,
-            embed_hash=hashlib.sha256(inp.encode()).hexdigest()[:32], tokens=count_tokens(ch.text),
+            embed_hash=hashlib.sha256(inp.encode()).hexdigest()[:EMBED_HASH_HEX], tokens=count_tokens(ch.text),
             block_ids=" ".join(ch.block_ids)))
 
     def chunk_at(line: int) -> int | None:
@@ -301,7 +305,12 @@ def reindex(cfg: Config, *, full: bool = False, progress: Progress | None = None
             _remove_db(target)
         try:
             with Store(target) as store, _Interrupt() as stop:
+                if store.rebuilt_from is not None:
+                    report.warnings.append(("", f"index schema {store.rebuilt_from} is from an older vaultrag: "
+                                                f"rebuilt from the vault"))
                 _run(store, cfg, root, report, progress, stop, embed)
+                if full and not report.interrupted:
+                    store.vacuum()
             if full and not report.interrupted:
                 _remove_db(db, keep_main=True)
                 os.replace(target, db)
@@ -442,18 +451,15 @@ def _setup_vectors(store: Store, cfg: Config, report: Report):
     return embedder
 
 
-def to_blob(vec, vector_type: str) -> bytes:
-    """A unit vector as a vec0 blob. int8 scales each vector to use the full [-127, 127] range:
-    cosine distance ignores a vector's length, so per-vector scaling costs no accuracy."""
+def to_blobs(vecs, vector_type: str) -> list[bytes | None]:
+    """Embedded vectors (a matrix, one a row) as vec0 blobs: float32 as is; int8 rotated and scaled
+    as store/vectors.py explains (None for an all-zero vector, which gets no row)."""
     import numpy as np
 
-    v = np.asarray(vec, dtype=np.float32)
+    m = np.asarray(vecs, dtype=np.float32)
     if vector_type != "int8":
-        return v.astype("<f4").tobytes()
-    peak = float(np.abs(v).max())
-    if peak == 0.0:
-        return bytes(len(v))
-    return np.clip(np.rint(v * (127.0 / peak)), -127, 127).astype(np.int8).tobytes()
+        return [row.astype("<f4").tobytes() for row in m]
+    return quantize_int8_batch(m)
 
 
 def _embed_batch(store: Store, embedder, inputs_per_file: list[list[str]], files: list[FileWrite], cfg: Config,
@@ -470,8 +476,8 @@ def _embed_batch(store: Store, embedder, inputs_per_file: list[list[str]], files
                 todo.setdefault(ch.embed_hash, inp)
     if todo:
         vecs = embedder.encode(list(todo.values()), batch_size=cfg.embed_batch_size)
-        for h, v in zip(todo, vecs):
-            known[h] = to_blob(v, cfg.vector_type)
+        for h, blob in zip(todo, to_blobs(vecs, cfg.vector_type)):
+            known[h] = blob
     report.embedding.embedded += len(todo)
     report.embedding.reused += len(hashes) - len(todo)
     return [[known[ch.embed_hash] for ch in fw.chunks] for fw in files]
@@ -483,8 +489,9 @@ def _embed_missing(store: Store, embedder, cfg: Config, report: Report) -> None:
         part = rows[i:i + 1024]
         vecs = embedder.encode([embed_input(t, h, x) for _, t, h, x in part], batch_size=cfg.embed_batch_size)
         with store.transaction():
-            for (cid, *_), v in zip(part, vecs):
-                store.put_vector(cid, to_blob(v, cfg.vector_type))
+            for (cid, *_), blob in zip(part, to_blobs(vecs, cfg.vector_type)):
+                if blob is not None:
+                    store.put_vector(cid, blob)
         report.embedding.embedded += len(part)
 
 

@@ -1,5 +1,5 @@
 -- table chunks
-CREATE TABLE chunks ( id INTEGER PRIMARY KEY AUTOINCREMENT, -- never reused: a stale vector can't attach to a new chunk file_id INTEGER NOT NULL REFERENCES files(id) ON DELETE CASCADE, section_index INTEGER NOT NULL, chunk_index INTEGER NOT NULL, heading_path TEXT NOT NULL, -- headings joined with ' > ', '' for the lead context TEXT NOT NULL, -- 'title | type | tags' text TEXT NOT NULL, search_text TEXT, -- NULL when equal to text line_start INTEGER NOT NULL, line_end INTEGER NOT NULL, content_hash TEXT NOT NULL, embed_hash TEXT NOT NULL, -- hash of the embedded input: reuse vectors on rename/move tokens INTEGER NOT NULL, block_ids TEXT NOT NULL DEFAULT '' -- space-separated '^id's defined in this chunk );
+CREATE TABLE chunks ( id INTEGER PRIMARY KEY AUTOINCREMENT, -- never reused: a stale vector can't attach to a new chunk file_id INTEGER NOT NULL REFERENCES files(id) ON DELETE CASCADE, section_index INTEGER NOT NULL, chunk_index INTEGER NOT NULL, heading_path TEXT NOT NULL, -- headings joined with ' > ', '' for the lead context TEXT NOT NULL, -- 'title | type | tags' (the FTS delete needs it back) text TEXT NOT NULL, -- TEXT, or a BLOB: raw deflate of the UTF-8 (COMPRESS_MIN_BYTES) search_text TEXT, -- NULL when equal to text line_start INTEGER NOT NULL, line_end INTEGER NOT NULL, content_hash BLOB NOT NULL, -- 8 bytes: chunker's fingerprint of the text (citations) embed_hash BLOB NOT NULL, -- 8 bytes of sha256 of the embedded input: reuse vectors tokens INTEGER NOT NULL, block_ids TEXT NOT NULL DEFAULT '' -- space-separated '^id's defined in this chunk );
 -- index chunks_embed
 CREATE INDEX chunks_embed ON chunks(embed_hash);
 -- index chunks_file
@@ -7,13 +7,11 @@ CREATE INDEX chunks_file ON chunks(file_id, section_index, chunk_index);
 -- table chunks_fts
 CREATE VIRTUAL TABLE chunks_fts USING fts5( text, heading, context, content='', tokenize='porter unicode61 remove_diacritics 2');
 -- table files
-CREATE TABLE files ( id INTEGER PRIMARY KEY, path TEXT NOT NULL UNIQUE, -- vault-relative, POSIX separators mtime_ns INTEGER NOT NULL, size INTEGER NOT NULL, hash TEXT NOT NULL, -- sha256 of the raw bytes title TEXT NOT NULL, note_type TEXT, stem_key TEXT NOT NULL, -- casefolded file stem, resolves [[links]] indexed_at REAL NOT NULL );
+CREATE TABLE files ( id INTEGER PRIMARY KEY, path TEXT NOT NULL UNIQUE, -- vault-relative, POSIX separators mtime_ns INTEGER NOT NULL, size INTEGER NOT NULL, hash BLOB NOT NULL, -- sha256 of the raw bytes, all 32: live citations compare it title TEXT NOT NULL, note_type TEXT, stem_key TEXT NOT NULL -- casefolded file stem, resolves [[links]] );
 -- index files_stem
 CREATE INDEX files_stem ON files(stem_key);
 -- table keys
-CREATE TABLE keys ( -- metadata channel: exact/near-exact names key TEXT NOT NULL, -- normalised (textutil.meta_key) kind TEXT NOT NULL, -- title | alias | file | tag | heading file_id INTEGER NOT NULL REFERENCES files(id) ON DELETE CASCADE, chunk_id INTEGER REFERENCES chunks(id) ON DELETE CASCADE );
--- index keys_file
-CREATE INDEX keys_file ON keys(file_id);
+CREATE TABLE keys ( -- metadata channel: exact/near-exact names file_id INTEGER NOT NULL REFERENCES files(id) ON DELETE CASCADE, key TEXT NOT NULL, -- normalised (textutil.meta_key) kind TEXT NOT NULL, -- title | alias | file | tag | heading chunk_id INTEGER NOT NULL, -- 0 for a key of the whole note; goes with its file PRIMARY KEY (file_id, key, kind, chunk_id) ) WITHOUT ROWID;
 -- index keys_key
 CREATE INDEX keys_key ON keys(key);
 -- table links

@@ -2,8 +2,9 @@
 from __future__ import annotations
 
 import json
+import logging
 import os
-import time
+import zlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Iterator, Sequence
@@ -12,6 +13,9 @@ from ..errors import IndexCorrupt, IndexLocked, IndexMissing
 from ..textutil import fts_text
 from . import schema
 from .connection import connect, load_vec
+from .vectors import VEC_CANDIDATE_FACTOR, query_int8
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -70,11 +74,34 @@ def _fts_values(chunk_id: int, text: str, search_text: str | None, heading_path:
             "context": fts_text(context)}
 
 
+def pack_text(text: str) -> str | bytes:
+    """Chunk text as stored: raw deflate (a BLOB) when long enough and smaller, else the text itself."""
+    raw = text.encode("utf-8", "surrogatepass")
+    if len(raw) < schema.COMPRESS_MIN_BYTES:
+        return text
+    z = zlib.compressobj(9, zlib.DEFLATED, -15)
+    packed = z.compress(raw) + z.flush()
+    return packed if len(packed) < len(raw) else text
+
+
+def unpack_text(value: str | bytes) -> str:
+    return value if isinstance(value, str) else zlib.decompress(value, -15).decode("utf-8", "surrogatepass")
+
+
+def _hash_bytes(hex_digest: str) -> bytes:
+    return bytes.fromhex(hex_digest)
+
+
 def _translate(exc: Exception, path: Path) -> Exception:
     msg = str(exc)
     if "locked" in msg or "busy" in msg:
         return IndexLocked(f"index {path} is locked by another process ({msg}); wait for it and retry")
     return IndexCorrupt(f"index {path} cannot be read ({msg}); rebuild it with: python -m vaultrag.reindex --full")
+
+
+# 'optimize' rewrites the FTS index and frees the old segments: on a fresh tldr build that left 4.7 MB
+# (7%) of free pages. VACUUM (0.3-0.5 s at 45 MB) returns them when they are at least this share.
+VACUUM_FREE_SHARE = 0.05
 
 
 class _StoreBase:
@@ -88,10 +115,14 @@ class _StoreBase:
         try:
             self.conn = connect(self.path, readonly=readonly)
             self.vec_error = load_vec(self.conn) if with_vec else "vectors not requested"
+            self.rebuilt_from: int | None = None  # schema version of an index this open replaced
             if not readonly:
-                self._migrate()
+                self._migrate(with_vec)
             else:
-                self.schema_version()  # fail early and clearly on a foreign or corrupt file
+                version = self.schema_version()  # fail early and clearly on a foreign or corrupt file
+                if 0 < version < schema.BASE_VERSION:
+                    raise IndexCorrupt(f"index {self.path} was built by an older vaultrag (schema {version}, this "
+                                       f"one reads {schema.SCHEMA_VERSION}); rebuild it with: python -m vaultrag.reindex")
         except IndexMissing:
             raise
         except Exception as exc:
@@ -122,12 +153,31 @@ class _StoreBase:
             raise _translate(exc, self.path) from None
         return int(row[0]) if row else 0
 
-    def _migrate(self) -> None:
+    def _migrate(self, with_vec: bool) -> None:
         version = self.schema_version()
         if version > schema.SCHEMA_VERSION:
             raise IndexCorrupt(f"index {self.path} has schema {version}, newer than this vaultrag "
                                f"({schema.SCHEMA_VERSION}); upgrade vaultrag or rebuild with --full")
-        for number, statements in enumerate(schema.MIGRATIONS[version:], start=version + 1):
+        if 0 < version < schema.BASE_VERSION:
+            # Older than any migration: the index is a cache of the vault, so start it again (see schema.py).
+            log.warning("index %s has schema %d, older than %d: rebuilding it from the vault", self.path, version,
+                        schema.BASE_VERSION)
+            self.conn.close()
+            for suffix in ("", "-wal", "-shm", "-journal"):
+                try:
+                    os.unlink(str(self.path) + suffix)
+                except FileNotFoundError:
+                    pass
+            self.conn = connect(self.path)
+            self.vec_error = load_vec(self.conn) if with_vec else "vectors not requested"
+            self.rebuilt_from, version = version, 0
+        if version == 0:
+            with self.transaction():
+                for sql in schema.BASE:
+                    self.conn.execute(sql)
+                self.set_meta("schema_version", str(schema.BASE_VERSION))
+            version = schema.BASE_VERSION
+        for number, statements in enumerate(schema.MIGRATIONS[version - schema.BASE_VERSION:], start=version + 1):
             with self.transaction():
                 for sql in statements:
                     self.conn.execute(sql)
@@ -163,7 +213,7 @@ class _StoreBase:
     # -- files -------------------------------------------------------------------------------
     def files(self) -> dict[str, FileRecord]:
         rows = self.conn.execute("SELECT id, path, mtime_ns, size, hash FROM files")
-        return {r[1]: FileRecord(*r) for r in rows}
+        return {r[1]: FileRecord(r[0], r[1], r[2], r[3], r[4].hex()) for r in rows}
 
     def touch_file(self, path: str, mtime_ns: int, size: int) -> None:
         self.conn.execute("UPDATE files SET mtime_ns = :m, size = :s WHERE path = :p",
@@ -176,7 +226,7 @@ class _StoreBase:
         file_id = row[0]
         has_vec = self.has_vec_table()
         for cid, text, search_text, heading, context in self.conn.execute(schema.FILE_CHUNKS, {"file_id": file_id}).fetchall():
-            self.conn.execute(schema.DELETE_FTS, _fts_values(cid, text, search_text, heading, context))
+            self.conn.execute(schema.DELETE_FTS, _fts_values(cid, unpack_text(text), search_text, heading, context))
             if has_vec:
                 self.conn.execute(f"DELETE FROM {schema.VEC_TABLE} WHERE rowid = :id", {"id": cid})
         self.conn.execute("DELETE FROM files WHERE id = :id", {"id": file_id})  # cascades chunks, links, keys
@@ -186,13 +236,14 @@ class _StoreBase:
         """Replace everything stored for `fw.path`. Call inside `transaction()`. Returns chunk count."""
         self.delete_file(fw.path)
         cur = self.conn.execute(schema.INSERT_FILE, {
-            "path": fw.path, "mtime_ns": fw.mtime_ns, "size": fw.size, "hash": fw.hash, "title": fw.title,
-            "note_type": fw.note_type, "stem_key": fw.stem_key, "indexed_at": time.time()})
+            "path": fw.path, "mtime_ns": fw.mtime_ns, "size": fw.size, "hash": _hash_bytes(fw.hash), "title": fw.title,
+            "note_type": fw.note_type, "stem_key": fw.stem_key})
         file_id = cur.lastrowid
         ids: list[int] = []
         vec_sql = self._vec_insert_sql() if vectors is not None else None
         for pos, ch in enumerate(fw.chunks):
-            values = {**ch.__dict__, "file_id": file_id}
+            values = {**ch.__dict__, "file_id": file_id, "text": pack_text(ch.text),
+                      "content_hash": _hash_bytes(ch.content_hash), "embed_hash": _hash_bytes(ch.embed_hash)}
             cid = self.conn.execute(schema.INSERT_CHUNK, values).lastrowid
             ids.append(cid)
             self.conn.execute(schema.INSERT_FTS, _fts_values(cid, ch.text, ch.search_text, ch.heading_path, ch.context))
@@ -205,7 +256,7 @@ class _StoreBase:
                 "text": ln.text, "line": ln.line})
         for key, kind, pos in fw.keys:
             self.conn.execute(schema.INSERT_KEY, {"key": key, "kind": kind, "file_id": file_id,
-                                                  "chunk_id": ids[pos] if pos is not None else None})
+                                                  "chunk_id": ids[pos] if pos is not None else 0})
         return len(ids)
 
     # -- vectors -----------------------------------------------------------------------------
@@ -240,14 +291,14 @@ class _StoreBase:
         if not self.has_vec_table():
             return {}
         out: dict[str, bytes] = {}
-        hashes = list(dict.fromkeys(hashes))
+        hashes = [_hash_bytes(h) for h in dict.fromkeys(hashes)]
         for i in range(0, len(hashes), 500):
             part = hashes[i:i + 500]
             marks = ",".join("?" * len(part))
             sql = (f"SELECT c.embed_hash, v.embedding FROM chunks c JOIN {schema.VEC_TABLE} v ON v.rowid = c.id "
                    f"WHERE c.embed_hash IN ({marks})")
             for h, blob in self.conn.execute(sql, part):
-                out.setdefault(h, blob)
+                out.setdefault(h.hex(), blob)
         return out
 
     def chunks_without_vectors(self) -> Iterator[tuple[int, str, str, str]]:
@@ -255,7 +306,7 @@ class _StoreBase:
         sql = (f"SELECT c.id, f.title, c.heading_path, c.text FROM chunks c JOIN files f ON f.id = c.file_id "
                f"WHERE NOT EXISTS (SELECT 1 FROM {schema.VEC_TABLE} v WHERE v.rowid = c.id) ORDER BY c.id")
         for cid, title, heading, text in self.conn.execute(sql).fetchall():
-            yield cid, title, heading, text
+            yield cid, title, heading, unpack_text(text)
 
     def put_vector(self, chunk_id: int, blob: bytes) -> None:
         self.conn.execute(f"DELETE FROM {schema.VEC_TABLE} WHERE rowid = :id", {"id": chunk_id})
@@ -263,7 +314,16 @@ class _StoreBase:
 
     # -- maintenance and stats ---------------------------------------------------------------
     def optimize(self) -> None:
+        """Merge the FTS segments, then give back the pages that freed if they are a large share."""
         self.conn.execute("INSERT INTO chunks_fts(chunks_fts) VALUES ('optimize')")
+        pages = self.conn.execute("PRAGMA page_count").fetchone()[0]
+        free = self.conn.execute("PRAGMA freelist_count").fetchone()[0]
+        if pages and free / pages >= VACUUM_FREE_SHARE:
+            self.conn.execute("VACUUM")
+
+    def vacuum(self) -> None:
+        """Rewrite the file compactly (after a full build: b-trees filled in key order, no free pages)."""
+        self.conn.execute("VACUUM")
 
     def counts(self) -> dict[str, int]:
         q = lambda sql: self.conn.execute(sql).fetchone()[0]  # noqa: E731
@@ -322,6 +382,12 @@ _CHUNK_COLS = ("c.id, c.file_id, f.path, f.title, f.hash, f.mtime_ns, f.size, c.
                "c.heading_path, c.context, c.text, c.line_start, c.line_end, c.content_hash, c.tokens, c.block_ids")
 
 
+def _stored_chunk(r) -> StoredChunk:
+    """A row of `_CHUNK_COLS` as the retriever sees it: hashes as hex, text inflated."""
+    return StoredChunk(r[0], r[1], r[2], r[3], r[4].hex(), r[5], r[6], r[7], r[8], r[9], r[10], unpack_text(r[11]),
+                       r[12], r[13], r[14].hex(), r[15], r[16])
+
+
 def _in_clause(values: Sequence) -> str:
     return ",".join("?" * len(values))
 
@@ -341,14 +407,14 @@ class QueryMixin:
         if not ids:
             return {}
         sql = f"SELECT {_CHUNK_COLS} FROM chunks c JOIN files f ON f.id = c.file_id WHERE c.id IN ({_in_clause(ids)})"
-        return {r[0]: StoredChunk(*r) for r in self.conn.execute(sql, ids)}
+        return {r[0]: _stored_chunk(r) for r in self.conn.execute(sql, ids)}
 
     def chunks_of_files(self, file_ids: Sequence[int]) -> list[StoredChunk]:
         if not file_ids:
             return []
         sql = (f"SELECT {_CHUNK_COLS} FROM chunks c JOIN files f ON f.id = c.file_id "
                f"WHERE c.file_id IN ({_in_clause(file_ids)}) ORDER BY c.file_id, c.section_index, c.chunk_index")
-        return [StoredChunk(*r) for r in self.conn.execute(sql, list(file_ids))]
+        return [_stored_chunk(r) for r in self.conn.execute(sql, list(file_ids))]
 
     def lead_chunks(self, file_ids: Sequence[int]) -> dict[int, int]:
         """file id -> id of its first chunk (the note's lead / summary)."""
@@ -365,7 +431,7 @@ class QueryMixin:
         """(key, kind, file id, chunk id or None) for every stored metadata key in `keys`."""
         if not keys:
             return []
-        sql = f"SELECT key, kind, file_id, chunk_id FROM keys WHERE key IN ({_in_clause(keys)})"
+        sql = f"SELECT key, kind, file_id, NULLIF(chunk_id, 0) FROM keys WHERE key IN ({_in_clause(keys)})"
         return [tuple(r) for r in self.conn.execute(sql, list(keys))]
 
     def fts_doc_count(self, phrase: str, cap: int) -> int:
@@ -386,12 +452,25 @@ class QueryMixin:
         sql = f"SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ? AND rowid IN ({_in_clause(ids)})"
         return {r[0] for r in self.conn.execute(sql, [phrase, *ids])}
 
-    def vec_search(self, blob: bytes, k: int, vector_type: str) -> list[tuple[int, float]]:
-        """(chunk id, cosine distance) of the k nearest chunks."""
-        fn = "vec_int8" if vector_type == "int8" else "vec_f32"
-        sql = f"SELECT rowid, distance FROM chunks_vec WHERE embedding MATCH {fn}(:v) AND k = :k ORDER BY distance"
-        rows = [(r[0], r[1]) for r in self.conn.execute(sql, {"v": blob, "k": k})]
-        return sorted(rows, key=lambda r: (r[1], r[0]))  # deterministic ties
+    def vec_search(self, blob: bytes, k: int, vector_type: str, *,
+                   candidate_factor: float = VEC_CANDIDATE_FACTOR) -> list[tuple[int, float]]:
+        """(chunk id, cosine distance) of the k nearest chunks, nearest first.
+
+        `blob` is the query as float32 (or, for int8 indexes, as a per-vector-scaled int8 blob).
+        int8: `candidate_factor * k` candidates by L1 over the rotated vectors, re-ranked by their
+        exact cosine distance (see store/vectors.py); float32: exact cosine KNN.
+        """
+        if k <= 0:
+            return []
+        if vector_type == "int8":
+            q = query_int8(blob, int(self.get_meta("vector_dim") or 0))
+            if q is None:
+                return []
+            kc = max(k, round(k * candidate_factor))
+            rows = self.conn.execute(schema.VEC_SEARCH_INT8, {"v": q, "k": kc}).fetchall()
+        else:
+            rows = self.conn.execute(schema.VEC_SEARCH_F32, {"v": blob, "k": k}).fetchall()
+        return sorted(((r[0], r[1]) for r in rows), key=lambda r: (r[1], r[0]))[:k]  # deterministic ties
 
     def links_from(self, file_ids: Sequence[int]) -> list[LinkOut]:
         if not file_ids:
