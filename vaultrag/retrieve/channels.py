@@ -125,14 +125,11 @@ def encoder_for(model_path: str):
 
 
 def query_blob(vec: list[float], vector_type: str) -> bytes | None:
-    """Pack a query vector like the index packs chunks (int8: per-vector scaled to +-127)."""
-    if vector_type != "int8":
-        return struct.pack(f"<{len(vec)}f", *vec)
-    peak = max((abs(x) for x in vec), default=0.0)
-    if peak == 0.0:
+    """Pack a query vector as float32. For int8 indexes `Store.vec_search` quantises it exactly as
+    the chunks were (store/vectors.py); packing it as int8 here would round it twice."""
+    if vector_type == "int8" and not any(vec):
         return None
-    scale = 127.0 / peak
-    return struct.pack(f"{len(vec)}b", *(max(-127, min(127, int(round(x * scale)))) for x in vec))
+    return struct.pack(f"<{len(vec)}f", *vec)
 
 
 def vec_channel(store: Store, text: str, limit: int) -> tuple[list[tuple[int, float]], ChannelStatus]:
