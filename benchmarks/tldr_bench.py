@@ -2,7 +2,7 @@
 
 Run from the repo root:  HF_HUB_OFFLINE=1 .venv/bin/python benchmarks/tldr_bench.py [--runs 3] [--hook-runs 20]
 
-Measures: full index with vectors (child process: wall time, peak RSS), DB size, incremental reindex
+Measures: full index with vectors (child process: wall time, peak RSS), DB size (per table via dbstat), incremental reindex
 (0/10/100 changed files), in-process query latency (p50/p95 + per-channel medians), and fresh-process
 hook latency versus a "by the book" process (model2vec + sqlite_vec + tiktoken imported eagerly).
 Prints a JSON summary to stdout. Nothing is tuned here: the product runs with its defaults.
@@ -87,7 +87,30 @@ def db_size(db: Path) -> dict:
     wal = Path(str(db) + "-wal")
     main = db.stat().st_size
     w = wal.stat().st_size if wal.exists() else 0
-    return {"db_bytes": main, "wal_bytes": w, "total_mb": (main + w) / 1e6}
+    return {"db_bytes": main, "wal_bytes": w, "total_mb": (main + w) / 1e6, "tables_mb": table_sizes(db)}
+
+
+GROUPS = (("vec0", "chunks_vec"), ("fts", "chunks_fts"), ("chunks", "chunks"), ("files", "files"),
+          ("files", "sqlite_autoindex_files"), ("keys", "keys"), ("links", "links"))
+
+
+def table_sizes(db: Path) -> dict:
+    """MB per table with its indexes (dbstat), plus free pages; {} when dbstat is not compiled in."""
+    from vaultrag.store.connection import sqlite_module
+    con = sqlite_module().connect(str(db))
+    try:
+        rows = con.execute("SELECT name, sum(pgsize) FROM dbstat GROUP BY name").fetchall()
+        page, free = (con.execute(f"PRAGMA {p}").fetchone()[0] for p in ("page_size", "freelist_count"))
+    except Exception:
+        return {}
+    finally:
+        con.close()
+    out: dict = {}
+    for name, size in rows:
+        group = next((g for g, prefix in GROUPS if name.startswith(prefix)), "other")
+        out[group] = out.get(group, 0) + size
+    out["free pages"] = page * free
+    return {k: round(v / 1e6, 2) for k, v in sorted(out.items(), key=lambda kv: -kv[1])}
 
 
 def make_queries(vault: Path, n_total: int = 50, seed: int = 7) -> list[str]:
