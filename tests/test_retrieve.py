@@ -171,3 +171,52 @@ def test_token_budget_is_respected(indexed):
         block = render_context(ans)
         assert count(block) <= budget, (budget, count(block))
         assert len(block) <= 10_000
+
+
+def test_inflected_words_match_by_prefix(tmp_path, cfg_for):
+    """Porter only stems English: a Russian or German word in another form still matches."""
+    v = write_notes(tmp_path / "v", {
+        "Города.md": "# Города\n\nПариж является столицей Франции и крупнейшим городом страны.\n",
+        "Reise.md": "# Reise\n\nDie größten Städte liegen am Fluss.\n",
+        "Other.md": "# Other\n\nSomething about gardening and tomatoes.\n",
+    })
+    cfg = cfg_for(v)
+    reindex(cfg)
+    q = build_fts_query("столица Франции")
+    assert q.terms == ('"столи"*', '"франц"*')  # leading 70%, at least 4 characters
+    ans = search("какая столица Франции", cfg)
+    assert ans.status == "ok" and ans.hits[0].path == "Города.md"
+    ans = search("größte Stadt", cfg, channels=["bm25"])
+    assert ans.status == "ok" and ans.hits[0].path == "Reise.md"
+    assert build_fts_query("tomatoes").terms == ('"tomatoes"',)  # ASCII words: porter stems them
+
+
+def test_rescore_keeps_bm25_order_without_vectors_and_breaks_ties_with_them():
+    from vaultrag.retrieve.fusion import rescore
+    hits = [(1, 10.0), (2, 9.9), (3, 2.0)]
+    assert rescore(hits, {1: 0.1, 2: 0.9, 3: 1.0}, 0.0) == hits
+    out = rescore(hits, {1: 0.1, 2: 0.9, 3: 1.0}, 0.3)
+    assert [c for c, _ in out] == [2, 1, 3]  # a near-tie flips; a large BM25 gap does not
+    assert sorted(out) == sorted(hits)  # raw BM25 scores are kept
+
+
+def test_vectors_weigh_by_known_words(tmp_path):
+    from vaultrag.embedder import resolve_model
+    from vaultrag.lean_encoder import LeanEncoder
+    enc = LeanEncoder.from_folder(resolve_model("bundled").path)
+    assert enc.known_share(["capital", "france"]) == 1.0
+    assert enc.known_share(["столица", "франции"]) == 0.0  # shredded into pieces
+    assert enc.known_share(["首都"]) == 0.0
+    assert enc.known_share([]) == 0.0
+
+
+def test_gate_off_and_no_budget_for_evaluation(indexed):
+    q = "quantum chromodynamics of gluon plasma in heavy ion collisions"
+    gated = search(q, indexed)
+    assert gated.status == "no_evidence" and gated.evidence["passed"] is False
+    raw = search(q, indexed, gate=False)
+    assert raw.status == "ok" and raw.hits and raw.evidence["passed"] is False
+    whole = search("snapshots restore storage cluster", indexed, max_tokens=0, k=50)
+    fitted = search("snapshots restore storage cluster", indexed, max_tokens=60, k=50)
+    assert len(whole.hits) > len(fitted.hits)
+    assert not any(h.text.endswith("[… truncated]") for h in whole.hits)

@@ -49,6 +49,8 @@ class Config:
     # Vectors weigh a quarter of BM25: with the bundled static model, weight 0.25 beat 0.5 and 1.0
     # on every eval set (BENCHMARKS.md, fusion weights).
     weight_vec: float = 0.25
+    # Vectors re-score BM25's candidates: minmax(BM25) + vec_rerank * known-word share * minmax(cosine).
+    vec_rerank: float = 0.3
     max_per_note: int = 2
     graph_seeds: int = 5
     graph_fanout: int = 3
@@ -84,7 +86,7 @@ _ALIASES = {  # YAML section.key -> Config field
     "retrieval.max_per_note": "max_per_note", "retrieval.graph_seeds": "graph_seeds",
     "retrieval.graph_fanout": "graph_fanout", "retrieval.max_tokens": "max_tokens",
     "retrieval.weights.meta": "weight_meta", "retrieval.weights.bm25": "weight_bm25",
-    "retrieval.weights.vec": "weight_vec",
+    "retrieval.weights.vec": "weight_vec", "retrieval.vec_rerank": "vec_rerank",
     "hooks.max_tokens": "hook_max_tokens", "hooks.timeout_ms": "hook_timeout_ms",
     "hooks.pretool_tools": "pretool_tools", "hooks.compress_threshold_chars": "compress_threshold_chars",
     "hooks.compress_budget_chars": "compress_budget_chars",

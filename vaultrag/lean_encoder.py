@@ -538,6 +538,25 @@ class LeanEncoder:
             ids = [i for i in ids if i != self.unk_id]
         return ids
 
+    def known_share(self, words: list[str]) -> float:
+        """Share of `words` the vocabulary holds whole (one token, not pieces or unknown).
+
+        A static model represents a word it knows whole; a word shredded into pieces (most
+        non-English text for an English vocabulary) or a CJK character run barely. The retriever
+        weights vectors by this share.
+        """
+        if not words:
+            return 0.0
+        known = 0
+        for word in words:
+            if any(_is_cjk(ord(ch)) for ch in word):
+                continue
+            ids: list[int] = []
+            for piece in self._pre_tokenize(self._normalize(word)):
+                self._wordpiece(piece, ids)
+            known += len(ids) == 1 and ids[0] != self.unk_id
+        return known / len(words)
+
     # ---------------------------------------------------------------- encoding
     def encode(self, text: str, *, normalize: bool = True) -> list[float]:
         """The embedding of ``text`` as ``dim`` floats: unit length, or all zeros without known tokens."""

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..store import Store
-from ..textutil import fts_phrase, meta_key, query_terms
+from ..textutil import fts_phrase, fts_term, meta_key, query_terms, word_prefix
 from .types import ChannelStatus
 
 # FTS5 column weights: chunk text, heading path, 'title | type | tags' context (issue 5).
@@ -25,24 +25,33 @@ MAX_KEY_WORDS = 8
 MIN_KEY_COVERAGE = 0.5
 SPECIFIC_KEY_CHARS = 8
 KIND_WEIGHT = {"title": 1.0, "alias": 1.0, "file": 1.0, "heading": 0.8, "tag": 0.5}
+# Weaker name matches (a tag, or a heading covering under ~60% of the query) are dropped: kept,
+# they pulled obsidian-help description queries from MRR 0.857 to 0.757 (BENCHMARKS.md, eval).
+MIN_META_SCORE = 0.5
 
 
 @dataclass(frozen=True)
 class FtsQuery:
     match: str  # the FTS5 MATCH expression ('' when there is nothing to search)
-    terms: tuple[str, ...]  # kept terms, as FTS5 strings
+    terms: tuple[str, ...]  # kept terms, as FTS5 expressions
     dropped: tuple[str, ...]  # terms pruned as too common
     df: dict[str, int]  # document counts of the kept terms (capped), when pruning ran
+    loose: dict[str, str] | None = None  # kept term -> the looser form the evidence gate accepts
 
 
 def build_fts_query(text: str, store: Store | None = None, max_terms: int = MAX_QUERY_TERMS) -> FtsQuery:
     """The one function that turns user text into an FTS5 query.
 
     Every term is quoted (so `-`, `:`, `*`, `AND`, parentheses and quotes in user text are plain
-    text, never syntax) and the terms are OR-ed; BM25 rewards chunks matching more of them. With
+    text, never syntax) and the terms are OR-ed; BM25 rewards chunks matching more of them. A
+    non-ASCII word is searched by its leading part (textutil.fts_term). With
     more than `max_terms` terms and a store at hand, only the rarest are kept.
     """
-    terms = [fts_phrase(t) for t in query_terms(text)]
+    loose: dict[str, str] = {}
+    for word in query_terms(text):
+        stem = word_prefix(word)
+        loose.setdefault(fts_term(word), f"{fts_term(word)} OR {fts_phrase(stem)}*" if stem else fts_term(word))
+    terms = list(loose)
     df: dict[str, int] = {}
     dropped: list[str] = []
     if len(terms) > max_terms and store is not None:
@@ -52,7 +61,7 @@ def build_fts_query(text: str, store: Store | None = None, max_terms: int = MAX_
         keep = set(order[:max_terms])
         dropped = [t for t in terms if t not in keep]
         terms = [t for t in terms if t in keep]
-    return FtsQuery(" OR ".join(terms), tuple(terms), tuple(dropped), df)
+    return FtsQuery(" OR ".join(terms), tuple(terms), tuple(dropped), df, {t: loose[t] for t in terms})
 
 
 def bm25_channel(store: Store, q: FtsQuery, limit: int) -> tuple[list[tuple[int, float]], ChannelStatus]:
@@ -94,6 +103,8 @@ def meta_channel(store: Store, text: str, limit: int) -> tuple[list[tuple[int, f
         if not exact and coverage < MIN_KEY_COVERAGE and not specific:
             continue
         score = coverage * KIND_WEIGHT.get(kind, 0.5) + (1.0 if exact else 0.0)
+        if score < MIN_META_SCORE:
+            continue
         pin = exact and kind in ("title", "alias", "file")
         slot = (file_id, chunk_id)
         if slot not in best or (score, pin) > best[slot]:
@@ -132,24 +143,41 @@ def query_blob(vec: list[float], vector_type: str) -> bytes | None:
     return struct.pack(f"<{len(vec)}f", *vec)
 
 
-def vec_channel(store: Store, text: str, limit: int) -> tuple[list[tuple[int, float]], ChannelStatus]:
+@dataclass(frozen=True)
+class QueryVector:
+    blob: bytes  # packed like the index's vectors
+    vector_type: str
+    known: float  # share of the query's words the model's vocabulary holds whole (0..1)
+
+
+def vec_channel(store: Store, text: str, limit: int) -> tuple[list[tuple[int, float]], ChannelStatus, QueryVector | None]:
+    """Vector KNN. Also returns the query vector, which fusion uses to re-score lexical hits."""
     if store.vec_error is not None:
-        return [], ChannelStatus(ran=False, reason=store.vec_error)
+        return [], ChannelStatus(ran=False, reason=store.vec_error), None
     if store.get_meta("vectors_invalid") == "1":
-        return [], ChannelStatus(ran=False, reason="vectors out of date; run python -m vaultrag.reindex")
+        return [], ChannelStatus(ran=False, reason="vectors out of date; run python -m vaultrag.reindex"), None
     if not store.has_vec_table():
-        return [], ChannelStatus(ran=False, reason="the index has no vectors (built without an embedding model)")
+        return [], ChannelStatus(ran=False, reason="the index has no vectors (built without an embedding model)"), None
     model_path = store.get_meta("model_path")
     if not model_path or not Path(model_path).is_dir():
-        return [], ChannelStatus(ran=False, reason=f"embedding model folder {model_path!r} not found; run reindex")
+        return [], ChannelStatus(ran=False, reason=f"embedding model folder {model_path!r} not found; run reindex"), None
     try:
-        vec = encoder_for(model_path).encode(text)
+        enc = encoder_for(model_path)
+        vec = enc.encode(text)
+        known = enc.known_share(query_terms(text))
     except Exception as exc:  # unreadable model files: degrade to the other channels
-        return [], ChannelStatus(ran=False, reason=f"query encoder failed: {exc}")
-    blob = query_blob(list(vec), store.vector_type())
+        return [], ChannelStatus(ran=False, reason=f"query encoder failed: {exc}"), None
+    vtype = store.vector_type()
+    blob = query_blob(list(vec), vtype)
     if blob is None:
-        return [], ChannelStatus(ran=True, hits=0, reason="no known tokens in the query")
-    hits = store.vec_search(blob, limit, store.vector_type())
+        return [], ChannelStatus(ran=True, hits=0, reason="no known tokens in the query"), None
+    hits = store.vec_search(blob, limit, vtype)
     # Report cosine similarity (1 - distance): larger is stronger, like the other channels.
     hits = [(cid, round(1.0 - dist, 6)) for cid, dist in hits if not math.isnan(dist)]
-    return hits, ChannelStatus(ran=True, hits=len(hits))
+    return hits, ChannelStatus(ran=True, hits=len(hits)), QueryVector(blob, vtype, known)
+
+
+def similarities(store: Store, qv: QueryVector, ids: list[int]) -> dict[int, float]:
+    """Cosine similarity of the query to each of `ids` that has a vector."""
+    return {cid: round(1.0 - dist, 6) for cid, dist in store.vec_distances(qv.blob, ids, qv.vector_type).items()
+            if not math.isnan(dist)}

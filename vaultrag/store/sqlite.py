@@ -472,6 +472,15 @@ class QueryMixin:
             rows = self.conn.execute(schema.VEC_SEARCH_F32, {"v": blob, "k": k}).fetchall()
         return sorted(((r[0], r[1]) for r in rows), key=lambda r: (r[1], r[0]))[:k]  # deterministic ties
 
+    def vec_distances(self, blob: bytes, ids: Sequence[int], vector_type: str) -> dict[int, float]:
+        """Cosine distance of the query vector to each of `ids` that has a vector."""
+        if not ids:
+            return {}
+        fn = "vec_int8" if vector_type == "int8" else "vec_f32"
+        sql = (f"SELECT rowid, vec_distance_cosine(embedding, {fn}(?)) FROM chunks_vec "
+               f"WHERE rowid IN ({_in_clause(ids)})")
+        return {r[0]: r[1] for r in self.conn.execute(sql, [blob, *ids])}
+
     def links_from(self, file_ids: Sequence[int]) -> list[LinkOut]:
         if not file_ids:
             return []
