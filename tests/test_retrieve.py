@@ -220,3 +220,14 @@ def test_gate_off_and_no_budget_for_evaluation(indexed):
     fitted = search("snapshots restore storage cluster", indexed, max_tokens=60, k=50)
     assert len(whole.hits) > len(fitted.hits)
     assert not any(h.text.endswith("[… truncated]") for h in whole.hits)
+
+
+def test_vec_distances_agree_with_knn(indexed):
+    from vaultrag.retrieve.channels import encoder_for, query_blob
+    with Store(indexed.db_path(), readonly=True) as store:
+        vtype = store.vector_type()
+        blob = query_blob(encoder_for(store.get_meta("model_path")).encode("restore drill"), vtype)
+        knn = store.vec_search(blob, 5, vtype)
+        dist = store.vec_distances(blob, [cid for cid, _ in knn], vtype)
+    assert knn and set(dist) == {cid for cid, _ in knn}
+    assert all(abs(dist[cid] - d) < 1e-6 for cid, d in knn)

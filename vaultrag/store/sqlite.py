@@ -476,10 +476,15 @@ class QueryMixin:
         """Cosine distance of the query vector to each of `ids` that has a vector."""
         if not ids:
             return {}
-        fn = "vec_int8" if vector_type == "int8" else "vec_f32"
-        sql = (f"SELECT rowid, vec_distance_cosine(embedding, {fn}(?)) FROM chunks_vec "
+        if vector_type == "int8":
+            q, fn = query_int8(blob, int(self.get_meta("vector_dim") or 0)), "vec_int8"
+            if q is None:
+                return {}
+        else:
+            q, fn = blob, "vec_f32"
+        sql = (f"SELECT rowid, vec_distance_cosine(embedding, {fn}(?)) FROM {schema.VEC_TABLE} "
                f"WHERE rowid IN ({_in_clause(ids)})")
-        return {r[0]: r[1] for r in self.conn.execute(sql, [blob, *ids])}
+        return {r[0]: r[1] for r in self.conn.execute(sql, [q, *ids])}
 
     def links_from(self, file_ids: Sequence[int]) -> list[LinkOut]:
         if not file_ids:
