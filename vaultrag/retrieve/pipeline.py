@@ -129,8 +129,10 @@ def search(query: str, config: Config | None = None, *, k: int | None = None, ch
             results["vec"] = [(cid, sim) for cid, sim in knn if cid not in lexical and sim >= VEC_ONLY_MIN_SIMILARITY]
             alpha = cfg.vec_rerank * qv.known if qv else 0.0
             if alpha > 0 and results.get("bm25"):
+                t = time.perf_counter()
                 sims.update(similarities(store, qv, [cid for cid, _ in results["bm25"]]))
                 results["bm25"] = rescore(results["bm25"], sims, alpha)
+                timings["vec"] += (time.perf_counter() - t) * 1000
 
         t = time.perf_counter()
         ids = [cid for hits in results.values() for cid, _ in hits]

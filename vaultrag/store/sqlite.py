@@ -482,9 +482,15 @@ class QueryMixin:
                 return {}
         else:
             q, fn = blob, "vec_f32"
-        sql = (f"SELECT rowid, vec_distance_cosine(embedding, {fn}(?)) FROM {schema.VEC_TABLE} "
-               f"WHERE rowid IN ({_in_clause(ids)})")
-        return {r[0]: r[1] for r in self.conn.execute(sql, [q, *ids])}
+        # One point lookup per id: vec0 scans the whole table for `rowid IN (...)` (7 ms at 38k
+        # chunks) but answers `rowid = ?` directly (30 lookups 0.6 ms).
+        sql = f"SELECT vec_distance_cosine(embedding, {fn}(?)) FROM {schema.VEC_TABLE} WHERE rowid = ?"
+        out = {}
+        for cid in ids:
+            row = self.conn.execute(sql, (q, cid)).fetchone()
+            if row is not None:
+                out[cid] = row[0]
+        return out
 
     def links_from(self, file_ids: Sequence[int]) -> list[LinkOut]:
         if not file_ids:
