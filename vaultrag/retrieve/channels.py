@@ -49,8 +49,9 @@ def build_fts_query(text: str, store: Store | None = None, max_terms: int = MAX_
     """
     loose: dict[str, str] = {}
     for word in query_terms(text):
-        stem = word_prefix(word)
-        loose.setdefault(fts_term(word), f"{fts_term(word)} OR {fts_phrase(stem)}*" if stem else fts_term(word))
+        term = fts_term(word)
+        stem = word_prefix(word) if word.isascii() else None  # a non-ASCII term is a prefix already
+        loose.setdefault(term, f"{term} OR {fts_phrase(stem)}*" if stem else term)
     terms = list(loose)
     df: dict[str, int] = {}
     dropped: list[str] = []
@@ -171,13 +172,15 @@ def vec_channel(store: Store, text: str, limit: int) -> tuple[list[tuple[int, fl
     blob = query_blob(list(vec), vtype)
     if blob is None:
         return [], ChannelStatus(ran=True, hits=0, reason="no known tokens in the query"), None
-    hits = store.vec_search(blob, limit, vtype)
-    # Report cosine similarity (1 - distance): larger is stronger, like the other channels.
-    hits = [(cid, round(1.0 - dist, 6)) for cid, dist in hits if not math.isnan(dist)]
+    hits = _similarity(store.vec_search(blob, limit, vtype))
     return hits, ChannelStatus(ran=True, hits=len(hits)), QueryVector(blob, vtype, known)
 
 
 def similarities(store: Store, qv: QueryVector, ids: list[int]) -> dict[int, float]:
     """Cosine similarity of the query to each of `ids` that has a vector."""
-    return {cid: round(1.0 - dist, 6) for cid, dist in store.vec_distances(qv.blob, ids, qv.vector_type).items()
-            if not math.isnan(dist)}
+    return dict(_similarity(store.vec_distances(qv.blob, ids, qv.vector_type).items()))
+
+
+def _similarity(distances) -> list[tuple[int, float]]:
+    """Cosine distances as similarities (1 - distance): larger is stronger, like the other channels."""
+    return [(cid, round(1.0 - dist, 6)) for cid, dist in distances if not math.isnan(dist)]

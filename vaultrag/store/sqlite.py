@@ -116,6 +116,7 @@ class _StoreBase:
             self.conn = connect(self.path, readonly=readonly)
             self.vec_error = load_vec(self.conn) if with_vec else "vectors not requested"
             self.rebuilt_from: int | None = None  # schema version of an index this open replaced
+            self._last_query: tuple[bytes | None, bytes | None] = (None, None)  # see _query_form
             if not readonly:
                 self._migrate(with_vec)
             else:
@@ -452,6 +453,15 @@ class QueryMixin:
         sql = f"SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ? AND rowid IN ({_in_clause(ids)})"
         return {r[0] for r in self.conn.execute(sql, [phrase, *ids])}
 
+    def _query_form(self, blob: bytes, vector_type: str) -> tuple[str, bytes | None]:
+        """(vec0 constructor, the query as the index stores vectors). int8 quantising runs in
+        Python (~0.4 ms), so the last query's form is kept: KNN and re-scoring share it."""
+        if vector_type != "int8":
+            return "vec_f32", blob
+        if self._last_query[0] != blob:
+            self._last_query = (blob, query_int8(blob, int(self.get_meta("vector_dim") or 0)))
+        return "vec_int8", self._last_query[1]
+
     def vec_search(self, blob: bytes, k: int, vector_type: str, *,
                    candidate_factor: float = VEC_CANDIDATE_FACTOR) -> list[tuple[int, float]]:
         """(chunk id, cosine distance) of the k nearest chunks, nearest first.
@@ -462,26 +472,21 @@ class QueryMixin:
         """
         if k <= 0:
             return []
+        fn, q = self._query_form(blob, vector_type)
+        if q is None:
+            return []
         if vector_type == "int8":
-            q = query_int8(blob, int(self.get_meta("vector_dim") or 0))
-            if q is None:
-                return []
             kc = max(k, round(k * candidate_factor))
             rows = self.conn.execute(schema.VEC_SEARCH_INT8, {"v": q, "k": kc}).fetchall()
         else:
-            rows = self.conn.execute(schema.VEC_SEARCH_F32, {"v": blob, "k": k}).fetchall()
+            rows = self.conn.execute(schema.VEC_SEARCH_F32, {"v": q, "k": k}).fetchall()
         return sorted(((r[0], r[1]) for r in rows), key=lambda r: (r[1], r[0]))[:k]  # deterministic ties
 
     def vec_distances(self, blob: bytes, ids: Sequence[int], vector_type: str) -> dict[int, float]:
         """Cosine distance of the query vector to each of `ids` that has a vector."""
-        if not ids:
+        fn, q = self._query_form(blob, vector_type)
+        if not ids or q is None:
             return {}
-        if vector_type == "int8":
-            q, fn = query_int8(blob, int(self.get_meta("vector_dim") or 0)), "vec_int8"
-            if q is None:
-                return {}
-        else:
-            q, fn = blob, "vec_f32"
         # One point lookup per id: vec0 scans the whole table for `rowid IN (...)` (7 ms at 38k
         # chunks) but answers `rowid = ?` directly (30 lookups 0.6 ms).
         sql = f"SELECT vec_distance_cosine(embedding, {fn}(?)) FROM {schema.VEC_TABLE} WHERE rowid = ?"
