@@ -1,4 +1,4 @@
-"""Retrieval-quality evaluation of vaultrag on real, human-labelled data (first cut).
+"""Retrieval-quality evaluation of vaultrag on real, human-labelled data.
 
     HF_HUB_OFFLINE=1 .venv/bin/python benchmarks/eval.py [--parts P,P,...] [--max-queries 300] [--render-only]
 
@@ -288,7 +288,7 @@ def render(cmd: str) -> str:
                      f"{r['index']['index_s']} | {BASELINES.get(r['part'], '—')} |")
         capped = any(r["queries_run"] < r["queries_total"] for r in beir)
         L += ["", ("Queries subsampled per set with a fixed seed (random.Random(%d))." % SEED) if capped else
-              "All queries with a positive qrel were run (no subsampling: the whole run takes about a minute).", ""]
+              "All queries with a positive qrel were run (no subsampling: the whole run takes about 2.5 minutes).", ""]
     for r in beir:
         if len(r["configs"]) < 2:
             continue

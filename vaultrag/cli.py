@@ -36,7 +36,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("query", nargs="?", help="the question or keywords")
     p.add_argument("--queries", help="JSONL file of {\"_id\", \"text\"}: one JSON answer a line on stdout")
     p.add_argument("--k", type=int, help="number of hits (default 10)")
-    p.add_argument("--max-tokens", type=int, help="token budget of the rendered answer")
+    p.add_argument("--max-tokens", type=int, help="token budget of the rendered answer (0: no budget, every hit whole)")
     p.add_argument("--channels", help="comma-separated subset of meta,bm25,vec")
     p.add_argument("--no-graph", action="store_true", help="no wikilink expansion")
     p.add_argument("--explain", action="store_true", help="show each channel's rank and score per hit")
@@ -109,7 +109,7 @@ def render_report(r) -> str:
     if len(r.skipped) > 20:
         lines.append(f"skipped: ... and {len(r.skipped) - 20} more (see --json)")
     for path, warning in r.warnings[:10]:
-        lines.append(f"warning: {path}: {warning}")
+        lines.append(f"warning: {path}: {warning}" if path else f"warning: {warning}")
     lines.append(f"time:    {r.seconds:.2f} s" + ("  INTERRUPTED: committed files are kept; run again to finish"
                                                   if r.interrupted else ""))
     return "\n".join(lines)
