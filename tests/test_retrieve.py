@@ -231,3 +231,27 @@ def test_vec_distances_agree_with_knn(indexed):
         dist = store.vec_distances(blob, [cid for cid, _ in knn], vtype)
     assert knn and set(dist) == {cid for cid, _ in knn}
     assert all(abs(dist[cid] - d) < 1e-6 for cid, d in knn)
+
+
+def test_fusion_modes_and_knn_depth(indexed):
+    import dataclasses
+    from vaultrag.retrieve.pipeline import VEC_NEAR_DEPTH, VEC_ONLY_MIN_SIMILARITY
+    q = "restore the storage cluster"
+    default = search(q, indexed, gate=False, max_tokens=0, k=50)
+    vec_only_hits = [h for h in default.hits if h.via == "direct" and h.ranks["bm25"] is None and h.ranks["meta"] is None]
+    assert all(h.raw["vec"] >= VEC_ONLY_MIN_SIMILARITY for h in vec_only_hits)
+    # with lexical candidates the KNN only looks at the nearest few (it finds near-duplicates)
+    assert default.channels["vec"].hits == VEC_NEAR_DEPTH
+    plain = search(q, dataclasses.replace(indexed, fusion="rrf"), gate=False, max_tokens=0, k=50)
+    loose = [h for h in plain.hits if h.ranks["bm25"] is None and h.ranks["meta"] is None]
+    assert any(h.raw["vec"] < VEC_ONLY_MIN_SIMILARITY for h in loose)  # plain RRF keeps every vector hit
+    assert max(h.ranks["vec"] or 0 for h in plain.hits) > VEC_NEAR_DEPTH
+    alone = search(q, indexed, channels=["vec"], gate=False, max_tokens=0, k=50)
+    assert alone.channels["vec"].hits > VEC_NEAR_DEPTH  # ranking alone: the full candidate depth
+
+
+def test_fusion_setting_is_validated(tmp_path):
+    from vaultrag.config import ConfigError, from_mapping
+    assert from_mapping({"retrieval": {"fusion": "rrf"}})["fusion"] == "rrf"
+    with pytest.raises(ConfigError, match="fusion"):
+        from_mapping({"retrieval": {"fusion": "borda"}})

@@ -51,6 +51,9 @@ class Config:
     weight_vec: float = 0.25
     # Vectors re-score BM25's candidates: minmax(BM25) + vec_rerank * known-word share * minmax(cosine).
     vec_rerank: float = 0.3
+    # "rescore" (the above) or "rrf": plain Reciprocal Rank Fusion of all three channels, every
+    # vector hit included (kept for comparison: it scored below BM25 alone, BENCHMARKS.md).
+    fusion: str = "rescore"
     max_per_note: int = 2
     graph_seeds: int = 5
     graph_fanout: int = 3
@@ -87,6 +90,7 @@ _ALIASES = {  # YAML section.key -> Config field
     "retrieval.graph_fanout": "graph_fanout", "retrieval.max_tokens": "max_tokens",
     "retrieval.weights.meta": "weight_meta", "retrieval.weights.bm25": "weight_bm25",
     "retrieval.weights.vec": "weight_vec", "retrieval.vec_rerank": "vec_rerank",
+    "retrieval.fusion": "fusion",
     "hooks.max_tokens": "hook_max_tokens", "hooks.timeout_ms": "hook_timeout_ms",
     "hooks.pretool_tools": "pretool_tools", "hooks.compress_threshold_chars": "compress_threshold_chars",
     "hooks.compress_budget_chars": "compress_budget_chars",
@@ -175,6 +179,8 @@ def from_mapping(data: Mapping, origin: str = "config") -> dict[str, Any]:
         values[name] = _coerce(name, value)
     if values.get("vector_type", "int8") not in ("int8", "float32"):
         raise ConfigError(f"{origin}: `vector_type` must be int8 or float32, got {values['vector_type']!r}")
+    if values.get("fusion", "rescore") not in ("rescore", "rrf"):
+        raise ConfigError(f"{origin}: `fusion` must be rescore or rrf, got {values['fusion']!r}")
     for name in ("max_chars", "k", "candidates", "embed_batch_size"):
         if name in values and values[name] < 1:
             raise ConfigError(f"{origin}: `{name}` must be at least 1")

@@ -37,6 +37,12 @@ GATE_TOP_LEXICAL = 3  # how many BM25 hits the coverage check inspects
 # vector-only candidates pulled nDCG@10 below BM25 alone on every set (xquad-ru 0.47 -> 0.57 with
 # them was gate luck, ranking on answered queries fell 0.98 -> 0.57).
 VEC_ONLY_MIN_SIMILARITY = GATE_MIN_VEC_SIMILARITY
+# When the lexical channels found candidates, vectors re-score those by point lookups, and the KNN
+# only has to find near-duplicates and the gate's best similarity: its 10 nearest suffice. vec0's
+# KNN costs ~0.035 ms per unit of depth at 38k chunks (30 -> 10: 4.9 -> 3.2 ms, BENCHMARKS.md).
+# Vectors ranking alone (no lexical candidates, `--channels vec`, fusion "rrf") search the full
+# candidate depth.
+VEC_NEAR_DEPTH = 10
 
 
 def _tiebreak(chunks: dict[int, StoredChunk]):
@@ -114,15 +120,17 @@ def search(query: str, config: Config | None = None, *, k: int | None = None, ch
             results["bm25"], status["bm25"] = bm25_channel(store, fq, cfg.candidates)
             timings["bm25"] = (time.perf_counter() - t) * 1000
         qv = None
+        rescoring = cfg.fusion == "rescore" and bool(results.get("bm25") or results.get("meta"))
         if "vec" in wanted:
             t = time.perf_counter()
-            results["vec"], status["vec"], qv = vec_channel(store, query, cfg.candidates)
+            depth = min(cfg.candidates, VEC_NEAR_DEPTH) if rescoring else cfg.candidates
+            results["vec"], status["vec"], qv = vec_channel(store, query, depth)
             timings["vec"] = (time.perf_counter() - t) * 1000
         for c in CHANNELS:
             status.setdefault(c, ChannelStatus(ran=False, reason="not requested"))
         knn = results.get("vec", [])
         sims: dict[int, float] = dict(knn)
-        if knn and (results.get("bm25") or results.get("meta")):
+        if knn and rescoring:
             # Vectors re-score what the lexical channels found (weighted by how much of the query
             # the model's vocabulary knows); alone, they add only near-duplicates.
             lexical = {cid for ch in ("bm25", "meta") for cid, _ in results.get(ch, [])}
