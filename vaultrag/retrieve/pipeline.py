@@ -82,7 +82,12 @@ def term_coverage(store: Store, terms: tuple[str, ...], ids: list[int], df: dict
     total = sum(weight.values()) or 1.0
     got = {cid: 0.0 for cid in ids}
     for t in terms:
-        for cid in store.fts_contains((loose or {}).get(t, t), ids):
+        found = store.fts_contains(t, ids)
+        looser = (loose or {}).get(t, t)
+        missed = [cid for cid in ids if cid not in found]
+        if looser != t and missed:  # the prefix form is the costly query: ask only where needed
+            found |= store.fts_contains(looser, missed)
+        for cid in found:
             got[cid] += weight[t]
     return round(max(got.values()) / total, 4)
 

@@ -15,9 +15,10 @@ from types import ModuleType
 
 # Wait this long for a writer's lock before failing (reindex commits one file at a time).
 BUSY_TIMEOUT_MS = 5000
-# Pages are read through a memory map: a fresh connection (every hook process, every library
-# search() without an open Store) then reads the OS page cache directly instead of copying pages
-# into its own empty cache.
+# Read-only connections read pages through a memory map: a fresh one (every hook process, every
+# library search() without an open Store) then reads the OS page cache directly instead of copying
+# pages into its own empty cache (tldr scale: search() opening the index 11.0 -> 8.4 ms). Writers
+# do without: mapped pages count in their RSS (full tldr index peak 162 -> 206 MB).
 MMAP_BYTES = 1 << 30
 
 
@@ -90,5 +91,6 @@ def connect(path: str | os.PathLike, *, readonly: bool = False):
         conn.execute("PRAGMA synchronous=NORMAL")
     conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
     conn.execute("PRAGMA foreign_keys=ON")
-    conn.execute(f"PRAGMA mmap_size={MMAP_BYTES}")
+    if readonly:
+        conn.execute(f"PRAGMA mmap_size={MMAP_BYTES}")
     return conn
