@@ -12,6 +12,7 @@ Parts: xquad-en xquad-de xquad-es xquad-ru xquad-zh scifact obs-en obs-de obs-pl
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import math
 import os
@@ -39,7 +40,10 @@ ABLATIONS = {  # name -> (channels, graph)
     "vec only": (["vec"], True),
     "meta+bm25 (no vectors)": (["meta", "bm25"], True),
     "meta+bm25+vec, no graph": (["meta", "bm25", "vec"], False),
+    "plain RRF (meta+bm25+vec, weights 1)": (["meta", "bm25", "vec"], True),
 }
+# Config overrides of an ablation (on top of the defaults): plain RRF fuses every vector hit by rank.
+ABLATION_CONFIG = {"plain RRF (meta+bm25+vec, weights 1)": {"fusion": "rrf", "weight_vec": 1.0}}
 DEFAULT = "default (meta+bm25+vec, graph)"
 ABLATE_PARTS = {"xquad-en", "xquad-ru", "xquad-zh", "scifact", "obs-en", "obs-zh"}
 
@@ -183,10 +187,11 @@ def run_beir(name: str, max_q: int, work: Path) -> dict:
     res = {"part": name, "kind": "beir", "docs": len(corpus), "queries_total": len(qrels),
            "queries_run": len(qids), "index": info, "configs": {}}
     for label, (channels, graph) in abl.items():
+        acfg = dataclasses.replace(cfg, **ABLATION_CONFIG.get(label, {}))
         m = defaultdict(float)
         t = time.monotonic()
         for qid in qids:
-            paths, status = ranked_paths(queries[qid], cfg, store, channels, graph)
+            paths, status = ranked_paths(queries[qid], acfg, store, channels, graph)
             ranked = [path2id.get(p, p) for p in paths]
             rels = qrels[qid]
             m["ndcg_ranking"] += ndcg(ranked, rels)
@@ -222,12 +227,13 @@ def run_obs(lang: str, max_q: int, work: Path) -> dict:
     for typ, items in by_type.items():
         res["types"][typ] = {"total": len(items), "run": len(subsample(items, max_q))}
     for label, (channels, graph) in abl.items():
+        acfg = dataclasses.replace(cfg, **ABLATION_CONFIG.get(label, {}))
         res["configs"][label] = {}
         for typ, items in sorted(by_type.items()):
             sample = subsample(items, max_q, seed=SEED)
             m = defaultdict(float)
             for q in sample:
-                ranked, status = ranked_paths(q["text"], cfg, store, channels, graph)
+                ranked, status = ranked_paths(q["text"], acfg, store, channels, graph)
                 rels = {q["note"]: 1}
                 m["mrr_ranking"] += mrr(ranked, rels)
                 if status == "no_evidence":

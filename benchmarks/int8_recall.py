@@ -32,7 +32,7 @@ from vaultrag.retrieve.channels import encoder_for, vec_channel
 from vaultrag.store import Store
 
 EVAL = Path(__file__).resolve().parents[2] / "shared" / "eval" / "beir"
-TLDR = Path("/work/shared/corpora/tldr-pages.tar.gz")
+TLDR = Path(__file__).resolve().parents[2] / "shared" / "corpora" / "tldr-pages.tar.gz"
 FACTORS = (1.0, 1.5, 2.0, 3.0, 4.0)
 
 
