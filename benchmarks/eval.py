@@ -256,7 +256,7 @@ def run_gate(max_q: int, work: Path) -> dict:
     store = open_store(cfg)
     res = {"part": "gate", "kind": "gate", "sets": {}}
     channels, graph = ABLATIONS[DEFAULT]
-    for name in ("xquad-en", "scifact", "xquad-de", "xquad-ru", "xquad-zh"):
+    for name in ("xquad-en", "scifact", "xquad-de", "xquad-es", "xquad-ru", "xquad-zh"):
         d = EVAL / "beir" / name
         if not d.is_dir():
             continue

@@ -255,3 +255,28 @@ def test_fusion_setting_is_validated(tmp_path):
     assert from_mapping({"retrieval": {"fusion": "rrf"}})["fusion"] == "rrf"
     with pytest.raises(ConfigError, match="fusion"):
         from_mapping({"retrieval": {"fusion": "borda"}})
+
+
+def test_gate_counts_words_the_vault_lacks_even_when_pruned(indexed):
+    # 11 terms: pruning keeps the 3 the vault has for BM25; the 8 it lacks still count for the gate.
+    q = ("snapshots restore cluster microerythrocyte homozygous anemia biomaterials inductive dendritic "
+         "lymphoid basophils")
+    ans = search(q, indexed)
+    assert ans.status == "no_evidence" and ans.reason == "below_threshold"
+    assert ans.evidence["term_coverage"] < 0.2
+    assert search("snapshots restore cluster", indexed).status == "ok"
+
+
+def test_gate_ignores_cjk_bigrams_found_nowhere(indexed):
+    # "How does an inverted index work?": 怎样 / 样工 / 工作 / 作的 / 引是 straddle words or are not
+    # in the vault; counted, they would outweigh 倒排 / 排索 / 索引 and the gate would abstain.
+    ans = search("倒排索引是怎样工作的呢", indexed)
+    assert ans.status == "ok" and ans.hits[0].path == "Notes/读书笔记.md"
+    assert ans.evidence["term_coverage"] == 1.0
+
+
+def test_question_words_are_stopwords():
+    from vaultrag.textutil import query_terms
+    assert query_terms("Wann fand die Funkdemonstration statt?") == ["fand", "funkdemonstration", "statt"]
+    assert query_terms("¿Cuándo se fundó Varsovia?") == ["fundó", "varsovia"]
+    assert "сколько" not in query_terms("Сколько стоит билет")

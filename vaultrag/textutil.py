@@ -21,8 +21,9 @@ _CJK_RUN_RE = re.compile(f"[{_CJK_CLASS}]+")
 # A word: letters/digits/underscore runs that are not CJK; CJK runs separately.
 _TOKEN_RE = re.compile(f"[{_CJK_CLASS}]+|[^\\W{_CJK_CLASS}]+", re.UNICODE)
 
-# Small stopword lists for the languages users write notes in; pruning them keeps long prompts
-# cheap (a raw 20-word OR query cost 187 ms at 50k chunks, pruned 9 ms) and focused.
+# Small stopword lists for the languages users write notes in, question words included (a question
+# is the usual query; "wann" or "cuándo" says nothing about the answer's topic); pruning them keeps
+# long prompts cheap (a raw 20-word OR query cost 187 ms at 50k chunks, pruned 9 ms) and focused.
 STOPWORDS = frozenset(
     """
 a about above after again all also am an and any are as at be because been before being below between
@@ -49,6 +50,12 @@ elle ils elles nous vous je tu ne pas plus
 другой хоть после над больше тот через эти нас про всего них какая много разве три эту моя впрочем
 хорошо свою этой перед иногда лучше чуть том нельзя такой им более всегда конечно всю между как
 i w z na do nie się że to jest są od po za o jak co ale lub czy ten ta te tym przez dla tak jego jej
+wann warum weshalb wieso welche welcher welches welchen welchem wem wen wessen woher wohin womit wofür
+cuándo dónde cómo cuánto cuántos cuánta cuántas cuáles quiénes quienes cuanto cuantos cuanta cuantas cuales
+quand où comment pourquoi quel quelle quels quelles lequel laquelle combien
+какие каких каком какое какую каким сколько почему чей чья чьи который которая которое которые которых
+котором которой
+kiedy gdzie dlaczego który która które którego ile kto
 """.split()
 )
 # Single CJK characters too common to say anything on their own (particles, copulas).

@@ -34,9 +34,9 @@ MIN_META_SCORE = 0.5
 class FtsQuery:
     match: str  # the FTS5 MATCH expression ('' when there is nothing to search)
     terms: tuple[str, ...]  # kept terms, as FTS5 expressions
-    dropped: tuple[str, ...]  # terms pruned as too common
-    df: dict[str, int]  # document counts of the kept terms (capped), when pruning ran
-    loose: dict[str, str] | None = None  # kept term -> the looser form the evidence gate accepts
+    dropped: tuple[str, ...]  # terms pruned: too common, or in no chunk at all
+    df: dict[str, int]  # document counts of every term (capped), when pruning ran
+    loose: dict[str, str] | None = None  # term -> the looser form the evidence gate accepts
 
 
 def build_fts_query(text: str, store: Store | None = None, max_terms: int = MAX_QUERY_TERMS) -> FtsQuery:
@@ -62,7 +62,7 @@ def build_fts_query(text: str, store: Store | None = None, max_terms: int = MAX_
         keep = set(order[:max_terms])
         dropped = [t for t in terms if t not in keep]
         terms = [t for t in terms if t in keep]
-    return FtsQuery(" OR ".join(terms), tuple(terms), tuple(dropped), df, {t: loose[t] for t in terms})
+    return FtsQuery(" OR ".join(terms), tuple(terms), tuple(dropped), df, loose)
 
 
 def bm25_channel(store: Store, q: FtsQuery, limit: int) -> tuple[list[tuple[int, float]], ChannelStatus]:
