@@ -67,9 +67,13 @@ def lib():
     return load_config, reindex, search
 
 
+CHUNK_OVERRIDES: dict = {}  # --overlap: chunking settings of a side run
+
+
 def make_cfg(vault: Path, db: Path):
     load_config, _, _ = lib()
-    return load_config(vault=str(vault), db=str(db), model="bundled")
+    cfg = load_config(vault=str(vault), db=str(db), model="bundled")
+    return dataclasses.replace(cfg, **CHUNK_OVERRIDES) if CHUNK_OVERRIDES else cfg
 
 
 def open_store(cfg):
@@ -346,13 +350,20 @@ def main() -> int:
     ap.add_argument("--parts", default=",".join(ALL_PARTS))
     ap.add_argument("--max-queries", type=int, default=0,
                     help="cap per BEIR set / per obsidian query type (fixed-seed subsample); 0 = all")
+    ap.add_argument("--overlap", type=int, default=None, metavar="CHARS",
+                    help="side run with chunking.overlap_chars=CHARS: prints results, caches them under "
+                         "overlap-CHARS/, leaves eval.md alone")
     ap.add_argument("--render-only", action="store_true")
     ap.add_argument("--no-render", action="store_true")
     a = ap.parse_args()
     if not EVAL.is_dir():
         print(f"eval data not found at {EVAL}; nothing to do", file=sys.stderr)
         return 0
-    CACHE.mkdir(parents=True, exist_ok=True)
+    cache = CACHE
+    if a.overlap is not None:
+        CHUNK_OVERRIDES["overlap_chars"] = a.overlap
+        cache, a.no_render = CACHE / f"overlap-{a.overlap}", True
+    cache.mkdir(parents=True, exist_ok=True)
     if not a.render_only:
         with tempfile.TemporaryDirectory(prefix="vaultrag-eval-") as tmp:
             work = Path(tmp)
@@ -370,7 +381,7 @@ def main() -> int:
                     print(f"unknown part {part}", file=sys.stderr)
                     continue
                 r["wall_s"] = round(time.monotonic() - t, 1)
-                (CACHE / f"{part}.json").write_text(json.dumps(r, indent=1))
+                (cache / f"{part}.json").write_text(json.dumps(r, indent=1))
                 print(f"== {part} done in {r['wall_s']}s", flush=True)
     if not a.no_render:
         OUT.parent.mkdir(parents=True, exist_ok=True)

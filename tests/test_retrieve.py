@@ -280,3 +280,18 @@ def test_question_words_are_stopwords():
     assert query_terms("Wann fand die Funkdemonstration statt?") == ["fand", "funkdemonstration", "statt"]
     assert query_terms("¿Cuándo se fundó Varsovia?") == ["fundó", "varsovia"]
     assert "сколько" not in query_terms("Сколько стоит билет")
+
+
+def test_title_share_and_the_title_prior_in_rescoring():
+    from vaultrag.retrieve.fusion import rescore
+    from vaultrag.retrieve.pipeline import title_share
+    from vaultrag.store import StoredChunk
+
+    def chunk(cid, title):
+        return StoredChunk(cid, cid, f"{title}.md", title, "", 0, 0, 0, 0, "", "", "text", 1, 2, "", 1, "")
+    chunks = {1: chunk(1, "Sync regions"), 2: chunk(2, "How Obsidian stores data"), 3: chunk(3, "Tabs")}
+    share = title_share("This page explains how Obsidian stored its data on your device.", chunks)
+    assert share == {1: 0.0, 2: 1.0, 3: 0.0}  # "stored" meets "stores" by its 70% prefix
+    hits = [(1, 10.0), (2, 9.5), (3, 1.0)]
+    assert rescore(hits, {}, 0.0, share, 0.0) == hits
+    assert [cid for cid, _ in rescore(hits, {}, 0.0, share, 0.3)] == [2, 1, 3]

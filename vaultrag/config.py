@@ -51,6 +51,8 @@ class Config:
     weight_vec: float = 0.25
     # Vectors re-score BM25's candidates: minmax(BM25) + vec_rerank * known-word share * minmax(cosine).
     vec_rerank: float = 0.3
+    # ... + title_boost * share of the note title's words the query contains (a metadata signal).
+    title_boost: float = 0.3
     # "rescore" (the above) or "rrf": plain Reciprocal Rank Fusion of all three channels, every
     # vector hit included (kept for comparison: it scored below BM25 alone, BENCHMARKS.md).
     fusion: str = "rescore"
@@ -90,6 +92,7 @@ _ALIASES = {  # YAML section.key -> Config field
     "retrieval.graph_fanout": "graph_fanout", "retrieval.max_tokens": "max_tokens",
     "retrieval.weights.meta": "weight_meta", "retrieval.weights.bm25": "weight_bm25",
     "retrieval.weights.vec": "weight_vec", "retrieval.vec_rerank": "vec_rerank",
+    "retrieval.title_boost": "title_boost",
     "retrieval.fusion": "fusion",
     "hooks.max_tokens": "hook_max_tokens", "hooks.timeout_ms": "hook_timeout_ms",
     "hooks.pretool_tools": "pretool_tools", "hooks.compress_threshold_chars": "compress_threshold_chars",

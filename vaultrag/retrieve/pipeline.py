@@ -9,7 +9,7 @@ from typing import Iterable
 
 from ..config import Config, load_config
 from ..store import Store, StoredChunk
-from ..textutil import CJK_RE
+from ..textutil import CJK_RE, query_terms, word_prefix
 from .channels import FtsQuery, bm25_channel, build_fts_query, meta_channel, similarities, vec_channel
 from .citations import FileCache, changed_on_disk, locate
 from .fusion import rescore, rrf
@@ -101,6 +101,22 @@ def term_coverage(store: Store, fq: FtsQuery, ids: list[int]) -> float:
     return round(max(got.values()) / total, 4)
 
 
+def _forms(words) -> set[str]:
+    return {word_prefix(w) or w for w in words}
+
+
+def title_share(query: str, chunks: dict[int, StoredChunk]) -> dict[int, float]:
+    """chunk id -> share of its note title's words that the query contains (a word matching when
+    its leading 70% does, so "stores"/"stored" meet): a query that names a note points at it."""
+    q = _forms(query_terms(query))
+    shares: dict[str, float] = {}
+    for ch in chunks.values():
+        if ch.title not in shares:
+            tw = _forms(query_terms(ch.title or ""))
+            shares[ch.title] = len(tw & q) / len(tw) if tw else 0.0
+    return {cid: shares[ch.title] for cid, ch in chunks.items()}
+
+
 def search(query: str, config: Config | None = None, *, k: int | None = None, channels: Iterable[str] | None = None,
            graph: bool = True, max_tokens: int | None = None, store: Store | None = None, gate: bool = True) -> Answer:
     """Answer `query` from the index of the configured vault. Never raises on odd query text.
@@ -144,6 +160,7 @@ def search(query: str, config: Config | None = None, *, k: int | None = None, ch
             status.setdefault(c, ChannelStatus(ran=False, reason="not requested"))
         knn = results.get("vec", [])
         sims: dict[int, float] = dict(knn)
+        alpha = 0.0
         if knn and rescoring:
             # Vectors re-score what the lexical channels found (weighted by how much of the query
             # the model's vocabulary knows); alone, they add only near-duplicates.
@@ -153,12 +170,17 @@ def search(query: str, config: Config | None = None, *, k: int | None = None, ch
             if alpha > 0 and results.get("bm25"):
                 t = time.perf_counter()
                 sims.update(similarities(store, qv, [cid for cid, _ in results["bm25"]]))
-                results["bm25"] = rescore(results["bm25"], sims, alpha)
                 timings["vec"] += (time.perf_counter() - t) * 1000
 
         t = time.perf_counter()
         ids = [cid for hits in results.values() for cid, _ in hits]
         chunks = store.chunks_by_id(ids)
+        if rescoring and results.get("bm25"):
+            # BM25's candidates re-scored by the vector blend and, a metadata signal, by how much
+            # of their note's title the query names.
+            boost = cfg.title_boost if "meta" in wanted else 0.0
+            prior = title_share(query, chunks) if boost > 0 else None
+            results["bm25"] = rescore(results["bm25"], sims, alpha, prior, boost)
         weights = {"meta": cfg.weight_meta, "bm25": cfg.weight_bm25, "vec": cfg.weight_vec}
         fused = rrf(results, weights, k=cfg.rrf_k, tiebreak=_tiebreak(chunks), pinned=frozenset(pinned))
         knn_rank = {cid: i for i, (cid, _) in enumerate(knn, start=1)}
