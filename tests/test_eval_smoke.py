@@ -37,10 +37,13 @@ def test_russian_inflection_and_chinese_are_searchable(harness, tmp_path):
     for part, floor in (("xquad-ru", 0.9), ("xquad-zh", 0.9)):
         c = harness.run_beir(part, 100, tmp_path)["configs"][harness.DEFAULT]
         assert c["ndcg_ranking"] >= floor, (part, c)  # full run: 0.96 each
+        assert c["no_evidence"] <= 0.15, (part, c)  # answerable, so the gate should open (full: 7% / 3%)
 
 
 def test_obsidian_names_and_gate(harness, tmp_path):
     r = harness.run_obs("en", 40, tmp_path)["configs"][harness.DEFAULT]
     assert r["alias"]["mrr"] >= 0.9 and r["heading"]["mrr"] >= 0.8, r
+    assert r["description"]["mrr_ranking"] >= 0.8, r  # full run: 0.87 (BM25 alone 0.845)
     g = harness.run_gate(60, tmp_path)["sets"]
-    assert g["xquad-en"]["answered_share"] <= 0.25, g  # unrelated questions mostly get no_evidence
+    assert g["xquad-en"]["answered_share"] <= 0.2, g  # unrelated questions mostly get no_evidence
+    assert g["scifact"]["answered_share"] <= 0.1, g  # full run: 0.3% (7.8% for xquad-en)
