@@ -166,11 +166,12 @@ def test_token_budget_is_respected(indexed):
     from vaultrag.render import render_context
     from vaultrag.tokens import load_counter
     _, count = load_counter()
-    for budget in (60, 120, 500, 2000):
+    for budget in (45, 60, 120, 500, 2000):
         ans = search("snapshots restore storage cluster", indexed, max_tokens=budget)
         block = render_context(ans)
         assert count(block) <= budget, (budget, count(block))
         assert len(block) <= 10_000
+        assert ans.hits, budget  # even a tiny budget keeps the first hit's citation, cut short
 
 
 def test_inflected_words_match_by_prefix(tmp_path, cfg_for):
@@ -295,3 +296,10 @@ def test_title_share_and_the_title_prior_in_rescoring():
     hits = [(1, 10.0), (2, 9.5), (3, 1.0)]
     assert rescore(hits, {}, 0.0, share, 0.0) == hits
     assert [cid for cid, _ in rescore(hits, {}, 0.0, share, 0.3)] == [2, 1, 3]
+
+
+def test_a_budget_too_small_for_any_hit_says_so(indexed):
+    from vaultrag.render import render_human
+    ans = search("snapshots restore storage cluster", indexed, max_tokens=20)
+    assert ans.status == "ok" and not ans.hits
+    assert "too small for one hit" in render_human(ans)

@@ -63,7 +63,8 @@ def _cut(text: str, max_chars: int) -> str:
 def fit_budget(hits: Sequence[Hit], max_tokens: int, max_chars: int = MAX_CONTEXT_CHARS) -> list[Hit]:
     """The longest prefix of `hits` whose rendered block fits `max_tokens` and `max_chars`; the
     first hit that does not fit is cut at a sentence or line (visibly marked) if enough room is
-    left, and nothing after it is included."""
+    left (any room, for the very first hit), and nothing after it is included. Only a budget
+    smaller than the block title and one citation leaves no hit at all."""
     used_tokens = _overhead_tokens(BLOCK_TITLE) + 1
     used_chars = len(BLOCK_TITLE) + 2
     out: list[Hit] = []
@@ -76,7 +77,8 @@ def fit_budget(hits: Sequence[Hit], max_tokens: int, max_chars: int = MAX_CONTEX
             continue
         room_tokens = max_tokens - used_tokens - (cost - h.tokens) - _overhead_tokens(TRUNCATION_MARKER)
         room_chars = max_chars - used_chars - (size - len(h.text.strip())) - len(TRUNCATION_MARKER)
-        if room_tokens >= MIN_PARTIAL_TOKENS and room_chars > 0:
+        # The first hit is kept however short it must be cut: its citation still points the way.
+        if room_tokens >= (MIN_PARTIAL_TOKENS if out else 1) and room_chars > 0:
             chars_per_token = len(h.text) / max(1, h.tokens)
             text = _cut(h.text.strip(), min(room_chars, int(room_tokens * chars_per_token)))
             if text != TRUNCATION_MARKER:
@@ -103,7 +105,7 @@ def render_human(answer: Answer, *, explain: bool = False, color: bool = False) 
                "unresolvable": "the matching notes changed or were deleted; run reindex"}.get(answer.reason or "", "")
         lines = [f"no evidence ({answer.reason}): {why}"]
     else:
-        lines = []
+        lines = [] if answer.hits else ["the token budget is too small for one hit (raise --max-tokens)"]
         for i, h in enumerate(answer.hits, 1):
             tag = "" if h.via == "direct" else c("33", "  [via link]")
             mark = "" if h.citation == "fresh" else c("33", "  [changed since indexing]")
