@@ -16,6 +16,7 @@ from .retrieve.types import Answer, Hit
 MAX_CONTEXT_CHARS = 9500
 HEADER_CHARS_PER_TOKEN = 3  # conservative estimate for headings, paths and markers
 MIN_PARTIAL_TOKENS = 30  # a cut hit shorter than this is noise; stop instead
+MIN_FIRST_TOKENS = 8  # ... except the first hit, kept down to this (the citation is the point)
 TRUNCATION_MARKER = " [… truncated]"
 BLOCK_TITLE = "## Relevant Memory Context"
 _SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s|\n")
@@ -63,7 +64,7 @@ def _cut(text: str, max_chars: int) -> str:
 def fit_budget(hits: Sequence[Hit], max_tokens: int, max_chars: int = MAX_CONTEXT_CHARS) -> list[Hit]:
     """The longest prefix of `hits` whose rendered block fits `max_tokens` and `max_chars`; the
     first hit that does not fit is cut at a sentence or line (visibly marked) if enough room is
-    left (any room, for the very first hit), and nothing after it is included. Only a budget
+    left (less for the very first hit), and nothing after it is included. Only a budget
     smaller than the block title and one citation leaves no hit at all."""
     used_tokens = _overhead_tokens(BLOCK_TITLE) + 1
     used_chars = len(BLOCK_TITLE) + 2
@@ -77,8 +78,8 @@ def fit_budget(hits: Sequence[Hit], max_tokens: int, max_chars: int = MAX_CONTEX
             continue
         room_tokens = max_tokens - used_tokens - (cost - h.tokens) - _overhead_tokens(TRUNCATION_MARKER)
         room_chars = max_chars - used_chars - (size - len(h.text.strip())) - len(TRUNCATION_MARKER)
-        # The first hit is kept however short it must be cut: its citation still points the way.
-        if room_tokens >= (MIN_PARTIAL_TOKENS if out else 1) and room_chars > 0:
+        # The first hit is kept even cut short: its citation still points the way.
+        if room_tokens >= (MIN_PARTIAL_TOKENS if out else MIN_FIRST_TOKENS) and room_chars > 0:
             chars_per_token = len(h.text) / max(1, h.tokens)
             text = _cut(h.text.strip(), min(room_chars, int(room_tokens * chars_per_token)))
             if text != TRUNCATION_MARKER:

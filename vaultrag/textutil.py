@@ -52,7 +52,7 @@ elle ils elles nous vous je tu ne pas plus
 i w z na do nie się że to jest są od po za o jak co ale lub czy ten ta te tym przez dla tak jego jej
 wann warum weshalb wieso welche welcher welches welchen welchem wem wen wessen woher wohin womit wofür
 cuándo dónde cómo cuánto cuántos cuánta cuántas cuáles quiénes quienes cuanto cuantos cuanta cuantas cuales
-quand où comment pourquoi quel quelle quels quelles lequel laquelle combien
+quand où pourquoi quel quelle quels quelles lequel laquelle combien
 какие каких каком какое какую каким сколько почему чей чья чьи который которая которое которые которых
 котором которой
 kiedy gdzie dlaczego który która które którego ile kto

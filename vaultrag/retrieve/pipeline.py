@@ -9,7 +9,7 @@ from typing import Iterable
 
 from ..config import Config, load_config
 from ..store import Store, StoredChunk
-from ..textutil import CJK_RE, query_terms, word_prefix
+from ..textutil import CJK_RE, STOPWORDS, query_terms
 from .channels import FtsQuery, bm25_channel, build_fts_query, meta_channel, similarities, vec_channel
 from .citations import FileCache, changed_on_disk, locate
 from .fusion import rescore, rrf
@@ -17,15 +17,17 @@ from .graph import expand
 from .types import CHANNELS, Answer, Candidate, ChannelStatus, Hit
 
 # Evidence gate, calibrated 2026-12-01 on every dev query of xquad en/de/es/ru/zh, scifact and
-# obsidian-help en (answerable) and 400 queries each of xquad en/de/es/ru/zh + scifact against the
-# obsidian-help en vault (unanswerable); see BENCHMARKS.md "Evidence gate". Answer when any holds:
+# obsidian-help en/de/ru/zh/pl (answerable) and 400 queries each of xquad-en/es + scifact against the
+# obsidian-help en vault, xquad-de/ru/zh against the de/ru/zh vaults (unanswerable, same language);
+# see BENCHMARKS.md "Evidence gate". Answer when any holds:
 # - an exact note-name match (the metadata channel pinned a hit);
-# - the best of the top lexical hits holds at least this share of the query's term weight, where
-#   every query term counts (also those pruned from the BM25 query: a word the vault lacks is what
-#   says it cannot answer), weighted by IDF squared (rare words decide), a term matching when it or
-#   its leading 70% as a prefix does (inflected forms). Chosen on the grid: 0.33 abstained on at
-#   most 9.0% of answerable queries (xquad-de) and answered 8.5% of unrelated ones (xquad-en);
-#   the old rule (kept terms only, IDF, 0.4) 13.5% / 21%.
+# - the best of the top lexical hits holds at least this share of the query's term weight: the
+#   BM25 terms plus the words the vault lacks (pruned from the BM25 query, but they are what says
+#   it cannot answer; see term_coverage), weighted by IDF squared (rare words decide), a term
+#   matching when it or its leading 70% as a prefix does (inflected forms). On the grid 0.33
+#   abstained on at most 9.1% of answerable queries (xquad-de) and answered at most 8.5% of
+#   unrelated ones (xquad-en); the old rule (kept terms only, IDF, 0.4) 13.5% / 20%, and 55% of
+#   Chinese questions against the Chinese vault while absent CJK bigrams were all left out;
 # - the nearest chunk's cosine similarity reaches the vector floor, for a query the model can read.
 GATE_MIN_TERM_COVERAGE = 0.33
 # Static-embedding cosines are poorly calibrated: unrelated questions ("what is the capital of
@@ -35,6 +37,7 @@ GATE_MIN_VEC_SIMILARITY = 0.95
 # shredded Cyrillic queries reached cosine 0.95 against unrelated Russian text.
 GATE_MIN_VEC_KNOWN = 0.5
 GATE_TOP_LEXICAL = 3  # how many BM25 hits the coverage check inspects
+GATE_MAX_ABSENT = 8  # words the vault lacks that the gate counts (bounds its cost on long prompts)
 # Vectors re-rank what the lexical channels found; a chunk found by vectors alone joins the fusion
 # only when it is this similar. Measured (BENCHMARKS.md, eval): with the bundled static model,
 # vector-only candidates pulled nDCG@10 below BM25 alone on every set (xquad-ru 0.47 -> 0.57 with
@@ -70,22 +73,28 @@ def diversify(cands: Iterable[Candidate], chunks: dict[int, StoredChunk], max_pe
     return out
 
 
+def _cjk_chars(term: str) -> set[str]:
+    return set(CJK_RE.findall(term))
+
+
 def term_coverage(store: Store, fq: FtsQuery, ids: list[int]) -> float:
     """Best share (0..1) of the query's IDF^2-weighted terms found in any of `ids`.
 
-    Every term of the query counts, pruned ones included. Exception: a CJK bigram that occurs in
-    no chunk is left out, since bigrams across a word boundary are artefacts of the segmentation
-    (counted, they made 23% of answerable XQuAD-zh questions abstain)."""
-    terms = fq.terms + fq.dropped
-    if not terms or not ids:
+    The terms: those BM25 searched, plus (up to GATE_MAX_ABSENT) those pruned because no chunk
+    holds them; terms pruned as too common weigh next to nothing and are left out. A CJK term no
+    chunk holds is left out when it shares a character with one the index has: it straddles a
+    word boundary (an artefact of bigram segmentation), not a word the vault lacks. A query of
+    stopwords only names no topic: 0."""
+    absent = [t for t in fq.dropped if fq.df.get(t) == 0][:GATE_MAX_ABSENT]
+    terms = list(fq.terms) + absent
+    if not ids or not terms or all(t.strip('"*') in STOPWORDS for t in terms):
         return 0.0
     n = max(1, store.chunk_count())
-    weight, df = {}, {}
-    for t in terms:
-        df[t] = fq.df[t] if t in fq.df else store.fts_doc_count(t, n)
-        if df[t] == 0 and CJK_RE.search(t):
-            continue
-        weight[t] = math.log(1 + (n - df[t] + 0.5) / (df[t] + 0.5)) ** 2
+    df = {t: fq.df[t] if t in fq.df else store.fts_doc_count(t, n) for t in terms}
+    present = [t for t in fq.terms if df[t]] + [t for t in fq.dropped if fq.df.get(t)]
+    known_cjk = set().union(*(_cjk_chars(t) for t in present))
+    weight = {t: math.log(1 + (n - df[t] + 0.5) / (df[t] + 0.5)) ** 2 for t in terms
+              if df[t] or not (_cjk_chars(t) & known_cjk)}
     total = sum(weight.values())
     if not total:
         return 0.0
@@ -101,19 +110,32 @@ def term_coverage(store: Store, fq: FtsQuery, ids: list[int]) -> float:
     return round(max(got.values()) / total, 4)
 
 
-def _forms(words) -> set[str]:
-    return {word_prefix(w) or w for w in words}
+TITLE_PREFIX_SHARE = 0.8
+
+
+def _same_word(a: str, b: str) -> bool:
+    """Inflected forms of one word: equal; or one is the other (4+ characters) plus at most 3
+    (note/notes, sync/syncing); or they share 80% of the longer word and 5+ characters
+    (stored/stores, template/templates). Not content/context, general/generic, data/database."""
+    if a == b:
+        return True
+    short, long = sorted((a, b), key=len)
+    if len(short) >= 4 and len(long) - len(short) <= 3 and long.startswith(short):
+        return True
+    need = max(5, math.ceil(TITLE_PREFIX_SHARE * len(long)))
+    return len(short) >= need and short[:need] == long[:need]
 
 
 def title_share(query: str, chunks: dict[int, StoredChunk]) -> dict[int, float]:
-    """chunk id -> share of its note title's words that the query contains (a word matching when
-    its leading 70% does, so "stores"/"stored" meet): a query that names a note points at it."""
-    q = _forms(query_terms(query))
+    """chunk id -> share of its note title's words that the query contains (inflected forms meet,
+    see `_same_word`): a query that names a note points at it."""
+    q = query_terms(query)
     shares: dict[str, float] = {}
     for ch in chunks.values():
         if ch.title not in shares:
-            tw = _forms(query_terms(ch.title or ""))
-            shares[ch.title] = len(tw & q) / len(tw) if tw else 0.0
+            tw = query_terms(ch.title or "")
+            hit = sum(any(_same_word(t, w) for w in q) for t in tw)
+            shares[ch.title] = hit / len(tw) if tw else 0.0
     return {cid: shares[ch.title] for cid, ch in chunks.items()}
 
 
@@ -150,7 +172,7 @@ def search(query: str, config: Config | None = None, *, k: int | None = None, ch
             results["bm25"], status["bm25"] = bm25_channel(store, fq, cfg.candidates)
             timings["bm25"] = (time.perf_counter() - t) * 1000
         qv = None
-        rescoring = cfg.fusion == "rescore" and bool(results.get("bm25") or results.get("meta"))
+        rescoring = cfg.fusion != "rrf" and bool(results.get("bm25") or results.get("meta"))
         if "vec" in wanted:
             t = time.perf_counter()
             depth = min(cfg.candidates, VEC_NEAR_DEPTH) if rescoring else cfg.candidates

@@ -399,8 +399,12 @@ class QueryMixin:
     conn: object
 
     def chunk_count(self) -> int:
-        if getattr(self, "_chunk_count", None) is None:
+        """Chunks in the index, cached until another connection commits (a long-lived Store
+        sees reindexes: `PRAGMA data_version` changes)."""
+        version = self.conn.execute("PRAGMA data_version").fetchone()[0]
+        if getattr(self, "_chunk_count", None) is None or self._count_version != version:
             self._chunk_count = self.conn.execute("SELECT count(*) FROM chunks").fetchone()[0]
+            self._count_version = version
         return self._chunk_count
 
     def chunks_by_id(self, ids: Sequence[int]) -> dict[int, StoredChunk]:
