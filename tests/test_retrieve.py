@@ -287,6 +287,9 @@ def test_question_words_are_stopwords():
     assert query_terms("Wann fand die Funkdemonstration statt?") == ["fand", "funkdemonstration", "statt"]
     assert query_terms("¿Cuándo se fundó Varsovia?") == ["fundó", "varsovia"]
     assert "сколько" not in query_terms("Сколько стоит билет")
+    # Chinese: the run is cut at the question word, so no bigram straddles it (样工)
+    assert query_terms("倒排索引是怎样工作的") == ["倒 排", "排 索", "索 引", "引 是", "工 作", "作 的"]
+    assert query_terms("谁发明了倒排索引") == ["发 明", "明 了", "了 倒", "倒 排", "排 索", "索 引"]
 
 
 def test_title_share_and_the_title_prior_in_rescoring():

@@ -60,6 +60,9 @@ kiedy gdzie dlaczego który która które którego ile kto
 )
 # Single CJK characters too common to say anything on their own (particles, copulas).
 CJK_STOP_CHARS = frozenset("的了是在和有也就都而及与或之其这那个我你他她它们吗呢吧啊么什怎")
+# Chinese question words: a CJK run is cut at them before it is split into bigrams, so neither
+# they nor the bigrams straddling them ("怎样工作" -> 样工) become terms.
+_CJK_QUESTION_RE = re.compile("为什么|怎么样|怎么|怎样|如何|为何|何时|多少|是否|哪些|哪个|哪里|哪儿|什么|谁|哪")
 
 
 def normalize(text: str) -> str:
@@ -92,7 +95,8 @@ def query_terms(text: str) -> list[str]:
     fallback: list[str] = []
     for tok in words(text):
         if CJK_RE.match(tok):
-            grams = [tok] if len(tok) == 1 else [tok[i : i + 2] for i in range(len(tok) - 1)]
+            grams = [p[i : i + 2] if len(p) > 1 else p for p in _CJK_QUESTION_RE.split(tok) if p
+                     for i in range(max(1, len(p) - 1))]
             for g in grams:
                 if all(ch in CJK_STOP_CHARS for ch in g):
                     continue
