@@ -28,6 +28,11 @@ def test_reindex_status_search_roundtrip(vault, tmp_path):
     assert ans["status"] == "ok" and not ans["channels"]["vec"]["ran"]
     human = cli("search", "restore drill", "--vault", str(vault), "--db", db, "--explain")
     assert "Backup plan.md:L" in human.stdout and "bm25=#" in human.stdout and "\033[" not in human.stdout
+    weak = "quantum chromodynamics of gluon plasma"
+    gated = cli("search", weak, "--vault", str(vault), "--db", db)
+    assert "no evidence (below_threshold)" in gated.stdout and "--no-gate" in gated.stdout
+    shown = cli("search", weak, "--vault", str(vault), "--db", db, "--no-gate")
+    assert "weak evidence" in shown.stdout and ".md:L" in shown.stdout
     qf = tmp_path / "q.jsonl"
     qf.write_text('{"_id": "a", "text": "restore drill"}\n{"_id": "b", "text": "倒排索引"}\n')
     lines = cli("search", "--queries", str(qf), "--vault", str(vault), "--db", db).stdout.splitlines()

@@ -39,6 +39,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--max-tokens", type=int, help="token budget of the rendered answer (0: no budget, every hit whole)")
     p.add_argument("--channels", help="comma-separated subset of meta,bm25,vec")
     p.add_argument("--no-graph", action="store_true", help="no wikilink expansion")
+    p.add_argument("--no-gate", action="store_true",
+                   help="show the best matches even when the evidence gate finds them too weak")
     p.add_argument("--explain", action="store_true", help="show each channel's rank and score per hit")
     p.add_argument("--context", action="store_true", help="print the Markdown context block a hook injects")
     return parser

@@ -105,8 +105,12 @@ def render_human(answer: Answer, *, explain: bool = False, color: bool = False) 
         why = {"no_hits": "nothing in the index matches", "below_threshold": "matches are too weak to trust",
                "unresolvable": "the matching notes changed or were deleted; run reindex"}.get(answer.reason or "", "")
         lines = [f"no evidence ({answer.reason}): {why}"]
+        if answer.reason == "below_threshold":
+            lines.append("(--no-gate shows the best matches anyway)")
     else:
         lines = [] if answer.hits else ["the token budget is too small for one hit (raise --max-tokens)"]
+        if answer.evidence.get("passed") is False:
+            lines.insert(0, c("33", "weak evidence: shown because of --no-gate; the gate would answer no_evidence"))
         for i, h in enumerate(answer.hits, 1):
             tag = "" if h.via == "direct" else c("33", "  [via link]")
             mark = "" if h.citation == "fresh" else c("33", "  [changed since indexing]")
