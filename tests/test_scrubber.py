@@ -160,6 +160,16 @@ FACTORIES = {
     "linear-api-key": lambda r: (lambda s: (f"Authorization: {s}", s))("lin_api_" + pick(r, ALNUM, 40)),
     "notion-token": lambda r: (lambda s: (f"notion = Client(auth='{s}')", s))("ntn_" + pick(r, ALNUM, 46)),
     "grafana-token": lambda r: (lambda s: (f"GRAFANA_SA={s}", s))(f"glsa_{pick(r, ALNUM, 32)}_{pick(r, HEX, 8)}"),
+    "hashicorp-vault-token": lambda r: (lambda s: (f"export VAULT_TOKEN={s}", s))(
+        r.choice(["hvs.", "hvb."]) + pick(r, URLSAFE, 91)),
+    "doppler-token": lambda r: (lambda s: (f"doppler configure set token {s}", s))(
+        "dp." + r.choice(["pt", "st", "sa"]) + "." + pick(r, ALNUM, 43)),
+    "supabase-token": lambda r: (lambda s: (f"supabase login --token {s}", s))("sbp_" + pick(r, HEX, 40)),
+    "pulumi-token": lambda r: (lambda s: (f"PULUMI_ACCESS_TOKEN={s}", s))("pul-" + pick(r, HEX, 40)),
+    "new-relic-key": lambda r: (lambda s: (f"Api-Key: {s}", s))(
+        "NRAK-" + pick(r, string.ascii_uppercase + string.digits, 27)),
+    "atlassian-api-token": lambda r: (lambda s: (f"jira token {s} (expires in a year)", s))(
+        "ATATT3xFfGF0" + pick(r, URLSAFE, 180) + "=" + pick(r, HEX, 8)),
     "jwt": lambda r: (lambda s: (f"cookie session={s}; Path=/", s))(jwt(r)),
     "database-url": lambda r: (lambda s: (
         f"DATABASE_URL={r.choice(['postgres', 'postgresql', 'mysql', 'mongodb+srv', 'redis', 'amqp'])}"
@@ -179,7 +189,7 @@ FACTORIES = {
         f"smtp_pass = \"{s}\"", f"Password: {s}"]), s))(password(r)),
     "secret-assignment": lambda r: (lambda s: (r.choice([
         f"CLIENT_SECRET={s}", f'"apiKey": "{s}"', f"  access_token: {s}", f"webhookSecret = '{s}'",
-        f"X-Api-Key: {s}", f"?access_token={s}&page=2"]), s))(pick(r, ALNUM, 32)),
+        f"X-Api-Key: {s}", f"?access_token={s}&page=2", f"VAULT_TOKEN=s.{s}"]), s))(pick(r, ALNUM, 32)),
     "keyword-high-entropy": lambda r: (lambda s: (f"the new token is {s} (rotated monday)", s))(
         pick(r, ALNUM, 32)),
 }

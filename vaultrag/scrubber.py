@@ -297,7 +297,7 @@ def _assignment(kind: str) -> Check:
         if not value or _is_placeholder(value):
             return None
         quoted = m.group("q") is not None
-        if not quoted and (_PATH_RE.match(value) or _CODE_REF_RE.fullmatch(value)):
+        if not quoted and (_PATH_RE.match(value) or (_CODE_REF_RE.fullmatch(value) and not _random_part(value))):
             return None  # password = os.environ["X"], token: process.env.TOKEN, pwd=/home/me
         if kind == "secret":
             return (a, b) if _looks_random(value) else None
@@ -312,6 +312,11 @@ def _assignment(kind: str) -> Check:
                 return None  # `user:password:generate`, `a:hover`: a namespace, not YAML
         return a, b
     return check
+
+
+def _random_part(value: str) -> bool:
+    """A dotted value with a long random segment is a token (hvs.CAES..., dp.pt.x...), not code."""
+    return any(len(part) >= 20 and _looks_random(part) for part in re.split(r"\.|::|->", value))
 
 
 def _flag_value(m: re.Match) -> Optional[tuple]:
@@ -454,6 +459,13 @@ _vendor("notion-token", r"\bntn_[A-Za-z0-9]{40,}\b", ["ntn_"], _random_vendor)
 _vendor("notion-token", r"\bsecret_[A-Za-z0-9]{43}\b", ["secret_"], _random_vendor)
 _vendor("grafana-token", r"\bglsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}\b", ["glsa_"])
 _vendor("grafana-token", r"\bglc_[A-Za-z0-9+/]{32,}={0,2}", ["glc_"])
+_vendor("hashicorp-vault-token", r"\bhv[sbr]\.[A-Za-z0-9_-]{90,}", ["hvs.", "hvb.", "hvr."])
+_vendor("doppler-token", r"\bdp\.(?:pt|st|sa|ct|scim|audit)\.[A-Za-z0-9]{40,44}\b",
+        ["dp.pt.", "dp.st.", "dp.sa.", "dp.ct.", "dp.scim.", "dp.audit."])
+_vendor("supabase-token", r"\bsbp_[a-f0-9]{40}\b", ["sbp_"])
+_vendor("pulumi-token", r"\bpul-[a-f0-9]{40}\b", ["pul-"])
+_vendor("new-relic-key", r"\bNRAK-[A-Z0-9]{27}\b", ["nrak-"])
+_vendor("atlassian-api-token", r"\bATATT3[A-Za-z0-9_=-]{180,}", ["atatt3"])
 
 _generic("jwt", r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}(?:\.[A-Za-z0-9_-]*){1,3}", ["eyj"], _jwt)
 _generic("database-url", _USERINFO, ["://"], _url_password(db=True))
