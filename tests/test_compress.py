@@ -500,3 +500,32 @@ def test_property_read_lines_keep_true_numbers(lines, start):
             assert m.group(2) == lines[i] or "chars omitted" in m.group(2)
         else:
             assert kept == "" or re.match(r"^\[\.\.\. lines? \d+(-\d+)? omitted \.\.\.\]$", kept), kept
+
+
+# Tool shapes beyond the dev corpus: the failure block must survive a long green run around it.
+_SHAPES = {
+    "jest": ([f"  ✓ renders item {i} correctly ({i % 30} ms)" for i in range(900)],
+             ["  ● Cart › removes an item", "", "    expect(received).toBe(expected) // Object.is equality", "",
+              "    Expected: 2", "    Received: 3"], "npm test", "fix the failing cart test"),
+    "eslint": ([f"/repo/src/file{i}.js" for i in range(900)],
+               ["  14:9  error  'unusedVar' is assigned a value but never used  no-unused-vars"], "npx eslint src",
+               "lint errors"),
+    "terraform": ([f"aws_s3_bucket.b{i}: Refreshing state... [id=bucket-{i}]" for i in range(900)],
+                  ["│ Error: creating S3 Bucket (logs-prod): BucketAlreadyExists", "│   with aws_s3_bucket.logs,",
+                   '│   on main.tf line 12, in resource "aws_s3_bucket" "logs":'], "terraform apply",
+                  "why did apply fail"),
+    "kubectl": ([f"web-{i:06x}-{i:05d}   1/1     Running   0          {i % 59}m" for i in range(900)],
+                ["api-7d9c8b5f4-x2k9p   0/1     CrashLoopBackOff   12         40m"], "kubectl get pods",
+                "which pod is crashing"),
+}
+
+
+@pytest.mark.parametrize("shape", sorted(_SHAPES))
+def test_failure_blocks_of_other_tools_survive(shape):
+    filler, block, query, prompt = _SHAPES[shape]
+    lines = filler[:450] + block + filler[450:]
+    out = compress_text("\n".join(lines), query=query, prompt=prompt)
+    assert len(out) <= BUDGET_CHARS < len("\n".join(lines))
+    for line in block:
+        if line:
+            assert line in out, (shape, line)

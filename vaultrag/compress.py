@@ -9,7 +9,7 @@ pipeline (`compress_text`) is:
              pytest-xdist `[gw0] [ 12%]` prefixes, cut very long lines in the middle
   collapse   consecutive lines equal after noise masking (timestamps, durations, addresses, counters)
              become one line plus `[... previous line repeated N times ...]`
-  classify   summary lines, error/failure lines (+ the line after each), structural headers (commit,
+  classify   summary lines, error/failure lines (+ up to 3 lines after each), structural headers (commit,
              diff, section banners, directory headers, top-level entries/definitions), warnings
   rank       the rest by BM25 over lines against the tool input and the user's prompt, tokenised like
              the index (vaultrag.textutil); a line whose shape (digits, quotes, brackets masked) was
@@ -66,6 +66,9 @@ LONG_LINE_TAIL = 120  # of a cut line, keep the end too: error text often trails
 # The first and last non-blank lines say what ran and how it ended (summary, root cause).
 HEAD_LINES = 4
 TAIL_LINES = 6
+# Lines kept after each error line: message, location, expected / received (pytest E-lines, jest,
+# rustc "-->" and notes, terraform boxes).
+ERROR_CONTEXT_LINES = 3
 # BM25 (Robertson/Sparck Jones) over lines; b=0.75 because line lengths vary by 100x.
 BM25_K1 = 1.2
 BM25_B = 0.75
@@ -184,7 +187,9 @@ _SUMMARY = _Rule(
 _ERROR = _Rule(
     r"E {2,}\S"
     r"|Traceback \(most recent call last\)"
-    r"|[ \t]*(?:FAILED|FAIL|FAILURE|ERROR|ERR!|FATAL|PANIC|CRITICAL|Error|Exception)\b"
+    r"|[ \t]*(?:[\u2502\u2503|][ \t]*)?(?:FAILED|FAIL|FAILURE|ERROR|ERR!|FATAL|PANIC|CRITICAL|Error|Exception)\b"
+    r"|[ \t]*\u25cf "  # jest: "● Suite › test"
+    r"|[ \t]*\d+:\d+[ \t]+error[ \t]"  # eslint stylish: "  14:9  error  message  rule"
     r"|[ \t]*(?:[\w./-]+ )?(?:error|fatal|panic)(?:\[\w+\])?:"
     r"|[ \t]*npm (?:ERR!|error)"
     r"|[ \t]*(?:[\w.]+\.)?[A-Z]\w*(?:Error|Exception|Failure|Fault|Interrupt|Exit)\b(?::|$)"
@@ -203,7 +208,9 @@ _ERROR = _Rule(
        ("ailed to ", r"[Ff]ailed to "), ("imed out", r"[Tt]imed out"), ("onnection refused", None),
        ("incompatible", r"\bincompatible\b"), ("onflict", r"\b[Cc]onflict(?:s|ing)? (?:with|between|for|in|detected)\b|\b(?:dependency|version|merge) conflict"),
        ("CONFLICT", r"\bCONFLICT\b"), ("EBADENGINE", None),
-       ("ERESOLVE", None), ("ResolutionImpossible", None)],
+       ("ERESOLVE", None), ("ResolutionImpossible", None)]
+    + [(status, None) for status in ("CrashLoopBackOff", "ImagePullBackOff", "ErrImagePull", "OOMKilled",
+                                     "CreateContainerConfigError")],
 )
 _WARN = _Rule(
     r"[ \t]*(?:npm )?(?:warning|warn|WARNING|WARN)\b",
@@ -407,6 +414,20 @@ def _noise_equal(a: str, b: str, cache: dict) -> bool:
     return ka == kb
 
 
+def _after(u: int, n: int, blank: list[bool]) -> list[int]:
+    """Up to ERROR_CONTEXT_LINES non-blank lines after line u, across at most one blank line each
+    (jest and rustc put a blank line between a failure's header and its details)."""
+    out, v = [], u + 1
+    while v < n and len(out) < ERROR_CONTEXT_LINES:
+        if blank[v]:
+            if v + 1 >= n or blank[v + 1]:
+                break
+        else:
+            out.append(v)
+        v += 1
+    return out
+
+
 def compress_text(
     text: str,
     *,
@@ -492,6 +513,7 @@ def compress_text(
                 cls[u] = c
                 kind[u] = k
 
+    later: set[int] = set()  # context lines 2.. after an error
     headers: dict[str, set[int]] = {}
     for m in _HEADER_RE.finditer(body_joined):
         if content and m.lastgroup == "diag":
@@ -517,8 +539,12 @@ def compress_text(
             if len(hits) > max(8, n // 3):  # not discriminative here: let relevance decide
                 continue
             promote(hits, c)
-            if c == C_ERROR:  # the line after an error usually carries its message or location
-                promote({u + 1 for u in hits if u + 1 < n and not blank[u + 1]}, C_CONTEXT)
+            if c == C_ERROR:  # the lines after an error carry its message, location, expected/got
+                after = [_after(u, n, blank) for u in hits]
+                promote({vs[0] for vs in after if vs}, C_CONTEXT)
+                further = {v for vs in after for v in vs[1:]} - {vs[0] for vs in after if vs}
+                promote(further, C_CONTEXT)
+                later.update(further)  # ... but the line right after each error comes first
     sizes = [(int(m.group(1)), bisect_right(starts, m.start()) - 1) for m in _LS_LONG_RE.finditer(joined)]
     if len(sizes) >= 2 * LS_LARGEST:
         promote({u for _, u in sorted(sizes, key=lambda p: (-p[0], p[1]))[:LS_LARGEST]}, C_CONTEXT)
@@ -587,7 +613,7 @@ def compress_text(
         if cls[u] >= C_RELEVANT:
             return (cls[u], -scores[u] / (1.0 + SHAPE_DECAY * rank[u]), shapes[u], u)
         size = section[u] if kind[u] in _BY_SECTION else 0
-        return (cls[u], rank[u], -prior[u], scores[u] <= 0, -size, -scores[u], u)
+        return (cls[u], cls[u] == C_CONTEXT and u in later, rank[u], -prior[u], scores[u] <= 0, -size, -scores[u], u)
 
     order = sorted(by_score, key=priority)
     if _EXPLAIN is not None:
