@@ -33,6 +33,10 @@ def test_reindex_status_search_roundtrip(vault, tmp_path):
     assert "no evidence (below_threshold)" in gated.stdout and "--no-gate" in gated.stdout
     shown = cli("search", weak, "--vault", str(vault), "--db", db, "--no-gate")
     assert "weak evidence" in shown.stdout and ".md:L" in shown.stdout
+    assert json.loads(cli("search", weak, "--vault", str(vault), "--db", db, "--no-gate", "--json").stdout
+                      )["evidence"]["passed"] is False
+    both = cli("search", weak, "--vault", str(vault), "--db", db, "--no-gate", "--context")
+    assert both.returncode == 1 and "--context" in both.stderr
     qf = tmp_path / "q.jsonl"
     qf.write_text('{"_id": "a", "text": "restore drill"}\n{"_id": "b", "text": "倒排索引"}\n')
     lines = cli("search", "--queries", str(qf), "--vault", str(vault), "--db", db).stdout.splitlines()

@@ -290,6 +290,10 @@ def test_question_words_are_stopwords():
     # Chinese: the run is cut at the question word, so no bigram straddles it (样工)
     assert query_terms("倒排索引是怎样工作的") == ["倒 排", "排 索", "索 引", "引 是", "工 作", "作 的"]
     assert query_terms("谁发明了倒排索引") == ["发 明", "明 了", "了 倒", "倒 排", "排 索", "索 引"]
+    assert query_terms("為什麼天空是藍色的")[0] == "天 空"  # traditional forms too
+    # ... but not words that merely contain one (少年 in 很多少年, 否决, the name 哪吒)
+    assert "少 年" in query_terms("很多少年") and "否 决" in query_terms("于是否决了提案")
+    assert query_terms("哪吒") == ["哪 吒"] and query_terms("谁") == ["谁"]
 
 
 def test_title_share_and_the_title_prior_in_rescoring():

@@ -160,10 +160,11 @@ FACTORIES = {
     "linear-api-key": lambda r: (lambda s: (f"Authorization: {s}", s))("lin_api_" + pick(r, ALNUM, 40)),
     "notion-token": lambda r: (lambda s: (f"notion = Client(auth='{s}')", s))("ntn_" + pick(r, ALNUM, 46)),
     "grafana-token": lambda r: (lambda s: (f"GRAFANA_SA={s}", s))(f"glsa_{pick(r, ALNUM, 32)}_{pick(r, HEX, 8)}"),
-    "hashicorp-vault-token": lambda r: (lambda s: (f"export VAULT_TOKEN={s}", s))(
-        r.choice(["hvs.", "hvb."]) + pick(r, URLSAFE, 91)),
+    "hashicorp-vault-token": lambda r: (lambda s: (r.choice([f"export VAULT_TOKEN={s}", f"Initial Root Token: {s}",
+                                                            f"vault login {s}"]), s))(
+        r.choice(["hvs.", "hvb."]) + pick(r, URLSAFE, r.choice([24, 91]))),
     "doppler-token": lambda r: (lambda s: (f"doppler configure set token {s}", s))(
-        "dp." + r.choice(["pt", "st", "sa"]) + "." + pick(r, ALNUM, 43)),
+        "dp." + r.choice(["pt", "st", "sa", "st.dev", "st.prd_eu"]) + "." + pick(r, ALNUM, 43)),
     "supabase-token": lambda r: (lambda s: (f"supabase login --token {s}", s))("sbp_" + pick(r, HEX, 40)),
     "pulumi-token": lambda r: (lambda s: (f"PULUMI_ACCESS_TOKEN={s}", s))("pul-" + pick(r, HEX, 40)),
     "new-relic-key": lambda r: (lambda s: (f"Api-Key: {s}", s))(
@@ -265,6 +266,9 @@ def test_length_changing_lowercase_falls_back_correctly():
 
 # ---------------------------------------------------------------------------- near misses
 NEAR_MISSES = [
+    # code references with long identifiers, build hashes
+    "token = self.aws4HmacSha256SigningKeyV2\nauthorization = headers.xAmzContentSha256Hdr",
+    "password = hashlib.pbkdf2_hmac_sha256_b64\nasset_token = main.e3b0c44298fc1c149afbf4c8996fb924.chunk.js",
     # identifiers, hashes, colours, ids
     "uuid 123e4567-e89b-12d3-a456-426614174000 and commit 3f786850e387550fdab836ed7e6dc881de23001b",
     "sha256sum: e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855  empty.txt",

@@ -110,7 +110,7 @@ def render_human(answer: Answer, *, explain: bool = False, color: bool = False) 
     else:
         lines = [] if answer.hits else ["the token budget is too small for one hit (raise --max-tokens)"]
         if answer.evidence.get("passed") is False:
-            lines.insert(0, c("33", "weak evidence: shown because of --no-gate; the gate would answer no_evidence"))
+            lines.insert(0, c("33", "weak evidence: these matches are too weak to trust (shown because of --no-gate)"))
         for i, h in enumerate(answer.hits, 1):
             tag = "" if h.via == "direct" else c("33", "  [via link]")
             mark = "" if h.citation == "fresh" else c("33", "  [changed since indexing]")

@@ -120,6 +120,9 @@ def _wordiness(value: str) -> float:
     return sum(len(r) for r in runs if _VOWEL_RE.search(r) and not _CLUSTER_RE.search(r)) / len(value)
 
 
+RANDOM_PART_WORDINESS = 0.3  # stricter than MAX_WORDINESS: the value also parses as code
+
+
 def _looks_random(value: str, max_wordiness: float = MAX_WORDINESS) -> bool:
     """Machine-generated (key, token, hash) rather than a word, identifier, slug or sentence."""
     if len(value) < MIN_RANDOM_LEN or any(c.isspace() for c in value) or _WORD_RE.fullmatch(value):
@@ -315,8 +318,12 @@ def _assignment(kind: str) -> Check:
 
 
 def _random_part(value: str) -> bool:
-    """A dotted value with a long random segment is a token (hvs.CAES..., dp.pt.x...), not code."""
-    return any(len(part) >= 20 and _looks_random(part) for part in re.split(r"\.|::|->", value))
+    """A dotted value with a long random segment is a token (hvs.CAES..., s.Xk3...), not code: the
+    segment mixes upper case, lower case and digits, has no '_' and hardly any words (unlike
+    `self.aws4HmacSha256SigningKeyV2` or a build hash `main.e3b0c442...chunk.js`)."""
+    return any(len(part) >= 20 and "_" not in part and any(c.isupper() for c in part)
+               and any(c.islower() for c in part) and any(c.isdigit() for c in part)
+               and _looks_random(part, RANDOM_PART_WORDINESS) for part in re.split(r"\.|::|->", value))
 
 
 def _flag_value(m: re.Match) -> Optional[tuple]:
@@ -459,8 +466,9 @@ _vendor("notion-token", r"\bntn_[A-Za-z0-9]{40,}\b", ["ntn_"], _random_vendor)
 _vendor("notion-token", r"\bsecret_[A-Za-z0-9]{43}\b", ["secret_"], _random_vendor)
 _vendor("grafana-token", r"\bglsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}\b", ["glsa_"])
 _vendor("grafana-token", r"\bglc_[A-Za-z0-9+/]{32,}={0,2}", ["glc_"])
-_vendor("hashicorp-vault-token", r"\bhv[sbr]\.[A-Za-z0-9_-]{90,}", ["hvs.", "hvb.", "hvr."])
-_vendor("doppler-token", r"\bdp\.(?:pt|st|sa|ct|scim|audit)\.[A-Za-z0-9]{40,44}\b",
+# Vault: service tokens are hvs. + 90+ characters, root tokens (operator init) hvs. + 24.
+_vendor("hashicorp-vault-token", r"\bhv[sbr]\.[A-Za-z0-9_-]{24,}", ["hvs.", "hvb.", "hvr."], _random_vendor)
+_vendor("doppler-token", r"\bdp\.(?:pt|st(?:\.[a-z0-9_-]{2,35})?|sa|ct|scim|audit)\.[A-Za-z0-9]{40,44}\b",
         ["dp.pt.", "dp.st.", "dp.sa.", "dp.ct.", "dp.scim.", "dp.audit."])
 _vendor("supabase-token", r"\bsbp_[a-f0-9]{40}\b", ["sbp_"])
 _vendor("pulumi-token", r"\bpul-[a-f0-9]{40}\b", ["pul-"])

@@ -62,7 +62,11 @@ kiedy gdzie dlaczego który która które którego ile kto
 CJK_STOP_CHARS = frozenset("的了是在和有也就都而及与或之其这那个我你他她它们吗呢吧啊么什怎")
 # Chinese question words: a CJK run is cut at them before it is split into bigrams, so neither
 # they nor the bigrams straddling them ("怎样工作" -> 样工) become terms.
-_CJK_QUESTION_RE = re.compile("为什么|怎么样|怎么|怎样|如何|为何|何时|多少|是否|哪些|哪个|哪里|哪儿|什么|谁|哪")
+# Only forms that are rarely part of a content word (not 多少 as in 很多少年, 是否 as in 于是否决,
+# or a bare 哪 as in 哪吒); simplified and traditional.
+_CJK_QUESTION_RE = re.compile(
+    "为什么|為什麼|怎么样|怎麼樣|怎么|怎麼|怎样|怎樣|如何|为何|為何|何时|何時|哪些|哪个|哪個|哪里|哪裡|哪儿|哪兒"
+    "|哪一|哪位|哪种|哪種|什么|什麼|甚麼|谁|誰")
 
 
 def normalize(text: str) -> str:
@@ -83,6 +87,16 @@ def words(text: str) -> list[str]:
     return _TOKEN_RE.findall(unicodedata.normalize("NFKC", text).lower())
 
 
+def _cjk_grams(run: str) -> list[str]:
+    """A CJK run as 2-character grams (a lone character stays one), cut at question words first;
+    a 1-character piece left between two cuts is dropped, and a run of question words only is
+    kept whole so the query is not empty."""
+    parts = [p for p in _CJK_QUESTION_RE.split(run) if p]
+    if len(parts) != 1 or parts[0] != run:
+        parts = [p for p in parts if len(p) > 1] or ([] if parts else [run])
+    return [p[i : i + 2] if len(p) > 1 else p for p in parts for i in range(max(1, len(p) - 1))]
+
+
 def query_terms(text: str) -> list[str]:
     """Search terms of free user text, in order, deduplicated, stopwords dropped.
 
@@ -95,8 +109,7 @@ def query_terms(text: str) -> list[str]:
     fallback: list[str] = []
     for tok in words(text):
         if CJK_RE.match(tok):
-            grams = [p[i : i + 2] if len(p) > 1 else p for p in _CJK_QUESTION_RE.split(tok) if p
-                     for i in range(max(1, len(p) - 1))]
+            grams = _cjk_grams(tok)
             for g in grams:
                 if all(ch in CJK_STOP_CHARS for ch in g):
                     continue

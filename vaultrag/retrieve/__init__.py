@@ -21,6 +21,8 @@ def cli_search(args, cfg) -> int:
         unknown = sorted(set(channels) - {"meta", "bm25", "vec"})
         if unknown:
             raise VaultragError(f"unknown channel(s) {', '.join(unknown)}; choose from meta,bm25,vec")
+    if args.no_gate and args.context:
+        raise VaultragError("--no-gate and --context do not go together: a hook never injects weak matches")
     opts = dict(k=args.k, channels=channels, graph=not args.no_graph, max_tokens=args.max_tokens,
                 gate=not args.no_gate)
     with Store(cfg.db_path(), readonly=True) as store:
