@@ -1,6 +1,7 @@
 """Retrieval-quality evaluation of vaultrag on real, human-labelled data.
 
     HF_HUB_OFFLINE=1 .venv/bin/python benchmarks/eval.py [--parts P,P,...] [--max-queries 300] [--render-only]
+    HF_HUB_OFFLINE=1 .venv/bin/python benchmarks/eval.py --overlap 200 --parts ...   # side run, eval.md untouched
 
 Reads ../shared/eval (see its README.md); exits cleanly if it is absent. Uses the real library:
 load_config + reindex + search, model "bundled". Each part caches its numbers as JSON in

@@ -173,3 +173,13 @@ def test_full_rebuild_failure_keeps_old_index(vault, cfg_for, monkeypatch):
     with Store(cfg.db_path(), readonly=True) as s:
         assert s.counts()["files"] == 7
     assert not list(cfg.db_path().parent.glob("*.rebuild-*"))
+
+
+def test_full_rebuild_leaves_a_compact_file(vault, cfg_for):
+    cfg = cfg_for(vault)
+    reindex(cfg)
+    for p in list(vault.rglob("*.md"))[:3]:  # edits free pages in the incremental index
+        p.write_text(p.read_text(encoding="utf-8") + "\nMore text for the rebuild.\n", encoding="utf-8")
+    reindex(cfg, full=True)
+    with Store(cfg.db_path(), readonly=True) as store:
+        assert store.conn.execute("PRAGMA freelist_count").fetchone()[0] == 0

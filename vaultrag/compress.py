@@ -541,9 +541,9 @@ def compress_text(
             promote(hits, c)
             if c == C_ERROR:  # the lines after an error carry its message, location, expected/got
                 after = [_after(u, n, blank) for u in hits]
-                promote({vs[0] for vs in after if vs}, C_CONTEXT)
-                further = {v for vs in after for v in vs[1:]} - {vs[0] for vs in after if vs}
-                promote(further, C_CONTEXT)
+                right_after = {vs[0] for vs in after if vs}
+                further = {v for vs in after for v in vs[1:]} - right_after
+                promote(right_after | further, C_CONTEXT)
                 later.update(further)  # ... but the line right after each error comes first
     sizes = [(int(m.group(1)), bisect_right(starts, m.start()) - 1) for m in _LS_LONG_RE.finditer(joined)]
     if len(sizes) >= 2 * LS_LARGEST:

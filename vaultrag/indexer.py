@@ -308,9 +308,7 @@ def reindex(cfg: Config, *, full: bool = False, progress: Progress | None = None
                 if store.rebuilt_from is not None:
                     report.warnings.append(("", f"index schema {store.rebuilt_from} is from an older vaultrag: "
                                                 f"rebuilt from the vault"))
-                _run(store, cfg, root, report, progress, stop, embed)
-                if full and not report.interrupted:
-                    store.vacuum()
+                _run(store, cfg, root, report, progress, stop, embed, full)
             if full and not report.interrupted:
                 _remove_db(db, keep_main=True)
                 os.replace(target, db)
@@ -330,7 +328,7 @@ def _remove_db(path: Path, keep_main: bool = False) -> None:
 
 
 def _run(store: Store, cfg: Config, root: Path, report: Report, progress: Progress | None, stop: _Interrupt,
-         embed: bool) -> None:
+         embed: bool, full: bool) -> None:
     tok_name, count_tokens = load_counter()
     fingerprint = settings_fingerprint(cfg, tok_name)
     reprocess_all = store.get_meta("settings") != fingerprint
@@ -405,7 +403,9 @@ def _run(store: Store, cfg: Config, root: Path, report: Report, progress: Progre
             store.set_meta("vault", str(root))
             store.set_meta("last_reindex", json.dumps({"at": time.time(), "report": _brief(report)}))
             store.set_meta("embedding", json.dumps(asdict(report.embedding)))
-    if report.added + report.updated + report.deleted >= OPTIMIZE_AFTER_FILES:
+    if full and not report.interrupted:
+        store.optimize(compact=True)  # one VACUUM (optimize alone may run one when pages freed)
+    elif report.added + report.updated + report.deleted >= OPTIMIZE_AFTER_FILES:
         store.optimize()
     report.chunks_total = store.counts()["chunks"]
 

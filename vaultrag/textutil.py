@@ -88,12 +88,16 @@ def words(text: str) -> list[str]:
 
 
 def _cjk_grams(run: str) -> list[str]:
-    """A CJK run as 2-character grams (a lone character stays one), cut at question words first;
-    a 1-character piece left between two cuts is dropped, and a run of question words only is
-    kept whole so the query is not empty."""
-    parts = [p for p in _CJK_QUESTION_RE.split(run) if p]
-    if len(parts) != 1 or parts[0] != run:
-        parts = [p for p in parts if len(p) > 1] or ([] if parts else [run])
+    """A CJK run as 2-character grams (a lone character stays one), cut at question words first:
+    a 1-character piece a cut leaves is dropped, and a run of question words only is kept whole
+    so the query is not empty."""
+    pieces = _CJK_QUESTION_RE.split(run)
+    if len(pieces) == 1:  # no question word
+        parts = [run]
+    elif any(pieces):
+        parts = [p for p in pieces if len(p) > 1]
+    else:
+        parts = [run]
     return [p[i : i + 2] if len(p) > 1 else p for p in parts for i in range(max(1, len(p) - 1))]
 
 

@@ -314,17 +314,15 @@ class _StoreBase:
         self.conn.execute(self._vec_insert_sql(), {"id": chunk_id, "v": blob})
 
     # -- maintenance and stats ---------------------------------------------------------------
-    def optimize(self) -> None:
-        """Merge the FTS segments, then give back the pages that freed if they are a large share."""
+    def optimize(self, *, compact: bool = False) -> None:
+        """Merge the FTS segments, then give back the pages that freed if they are a large share.
+        `compact` rewrites the file in any case (after a full build: b-trees filled in key order,
+        no free pages)."""
         self.conn.execute("INSERT INTO chunks_fts(chunks_fts) VALUES ('optimize')")
         pages = self.conn.execute("PRAGMA page_count").fetchone()[0]
         free = self.conn.execute("PRAGMA freelist_count").fetchone()[0]
-        if pages and free / pages >= VACUUM_FREE_SHARE:
+        if compact or (pages and free / pages >= VACUUM_FREE_SHARE):
             self.conn.execute("VACUUM")
-
-    def vacuum(self) -> None:
-        """Rewrite the file compactly (after a full build: b-trees filled in key order, no free pages)."""
-        self.conn.execute("VACUUM")
 
     def counts(self) -> dict[str, int]:
         q = lambda sql: self.conn.execute(sql).fetchone()[0]  # noqa: E731
@@ -476,7 +474,7 @@ class QueryMixin:
         """
         if k <= 0:
             return []
-        fn, q = self._query_form(blob, vector_type)
+        _, q = self._query_form(blob, vector_type)
         if q is None:
             return []
         if vector_type == "int8":
