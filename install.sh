@@ -2,13 +2,16 @@
 # vaultrag installer. Idempotent: run it as often as you like.
 #
 #   ./install.sh                 install into .venv, index the example vault, run a sample search
-#   ./install.sh --vault PATH    same, on your own vault
+#   ./install.sh --vault PATH    record PATH as your vault (~/.config/vaultrag/config.yaml), index it,
+#                                search it, and run the plugin's hook once to show what it injects
+#   ./install.sh --vault PATH --claude    ... and register the hooks in ~/.claude/settings.json
+#   ./install.sh --claude --project       ... in ./.claude/settings.json (of the current folder) instead
 #   ./install.sh --test          install with test dependencies and run the test suite
-#   ./install.sh --claude        also register the Claude Code hooks in ~/.claude/settings.json
-#   ./install.sh --claude --project   ... in ./.claude/settings.json instead
 #
-# PYTHON=/path/to/python3 picks the interpreter (default: python3; needs 3.10+).
+# Then `.venv/bin/vaultrag doctor` checks what the hooks need. PYTHON=/path/to/python3 picks the
+# interpreter (default: python3; needs 3.10+). VAULTRAG_SAMPLE_QUERY overrides the sample question.
 set -euo pipefail
+HERE=$(pwd)
 cd "$(dirname "$0")"
 ROOT=$(pwd)
 PY=${PYTHON:-python3}
@@ -23,7 +26,7 @@ while [ $# -gt 0 ]; do
     --test) MODE=test; shift ;;
     --claude) CLAUDE=1; shift ;;
     --project) SCOPE=project; shift ;;
-    -h|--help) sed -n '2,11p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,13p' "$0"; exit 0 ;;
     *) echo "install.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -50,17 +53,50 @@ if [ "$MODE" = test ]; then
   exec .venv/bin/python -m pytest "$ROOT/tests"
 fi
 
-if [ -z "$VAULT" ]; then
-  VAULT="$ROOT/vaultrag/example_vault"
-  QUERY="how long are daily snapshots kept?"
+VR=.venv/bin/vaultrag
+STEP=(.venv/bin/python -m vaultrag.install_hooks)
+if [ -n "$VAULT" ]; then
+  case "$VAULT" in /*|~*) ;; *) VAULT="$HERE/$VAULT" ;; esac  # relative to where you ran install.sh
+  "${STEP[@]}" config --vault "$VAULT"
+fi
+CONFIGURED=$(.venv/bin/python -c 'from vaultrag.config import load_config; print(load_config().vault or "")' 2>/dev/null || true)
+if [ -n "$CONFIGURED" ]; then
+  # Your vault, from the config file the hooks read: no --vault below, so this is what they see.
+  $VR reindex
+  QUERY=${VAULTRAG_SAMPLE_QUERY:-$("${STEP[@]}" sample)}
+  if [ -n "$QUERY" ]; then
+    echo
+    echo "\$ vaultrag search \"$QUERY\" --k 3      # a sample question made from one of your notes"
+    $VR search "$QUERY" --k 3 || true
+  fi
 else
-  QUERY="${VAULTRAG_SAMPLE_QUERY:-what did I decide last week?}"
+  DEMO="$ROOT/vaultrag/example_vault"
+  QUERY=${VAULTRAG_SAMPLE_QUERY:-how long are daily snapshots kept?}
+  $VR reindex --vault "$DEMO"
+  echo
+  echo "\$ vaultrag search \"$QUERY\" --vault $DEMO"
+  $VR search "$QUERY" --vault "$DEMO"
 fi
-.venv/bin/vaultrag reindex --vault "$VAULT"
-echo
-echo "\$ vaultrag search \"$QUERY\" --vault $VAULT"
-.venv/bin/vaultrag search "$QUERY" --vault "$VAULT"
 
+SETTINGS=()
+[ "$SCOPE" = project ] && SETTINGS=(--settings "$HERE/.claude/settings.json")
 if [ "$CLAUDE" = 1 ]; then
-  .venv/bin/python -m vaultrag.install_hooks --scope "$SCOPE" --python "$ROOT/.venv/bin/python"
+  echo
+  "${STEP[@]}" register --scope "$SCOPE" --python "$ROOT/.venv/bin/python" ${SETTINGS[@]+"${SETTINGS[@]}"}
 fi
+if [ -n "$CONFIGURED" ] && [ -n "$QUERY" ]; then
+  # One real hook call: the registered command, real stdin JSON, what Claude would get.
+  echo
+  if [ "$CLAUDE" = 1 ]; then
+    "${STEP[@]}" check --scope "$SCOPE" ${SETTINGS[@]+"${SETTINGS[@]}"} --prompt "$QUERY" || true
+  else
+    "${STEP[@]}" check --plugin --prompt "$QUERY" || true
+    echo "(plugin route: claude --plugin-dir $ROOT; or ./install.sh --claude to register in ~/.claude/settings.json)"
+  fi
+elif [ "$CLAUDE" = 1 ]; then
+  echo
+  echo "hooks:   registered, but no vault is configured: they stay silent (and say so at session start)"
+  echo "         until you run: $ROOT/install.sh --vault PATH --claude"
+fi
+echo
+echo "Check the hooks any time with: $ROOT/.venv/bin/vaultrag doctor"

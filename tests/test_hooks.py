@@ -189,7 +189,7 @@ def test_install_hooks_merges_idempotently_with_backup(tmp_path):
     existing = {"model": "opus", "hooks": {"UserPromptSubmit": [{"hooks": [{"type": "command", "command": "other"}]}]}}
     settings.write_text(json.dumps(existing))
     snip = snippet_for(Path("/opt/vaultrag"), "/opt/vaultrag/.venv/bin/python")
-    assert install(settings, snip) == 3
+    assert install(settings, snip) == 4  # SessionStart, UserPromptSubmit, PreToolUse, PostToolUse
     merged = json.loads(settings.read_text())
     assert merged["model"] == "opus"
     cmds = [h["command"] for g in merged["hooks"]["UserPromptSubmit"] for h in g["hooks"]]
@@ -207,7 +207,7 @@ def test_plugin_layout_is_consistent():
     hooks = json.loads((root / "hooks" / "hooks.json").read_text())
     snippet = json.loads((root / "settings.snippet.json").read_text())
     assert plugin["name"] == "vaultrag"
-    assert set(hooks["hooks"]) == set(snippet["hooks"]) == {"UserPromptSubmit", "PreToolUse", "PostToolUse"}
+    assert set(hooks["hooks"]) == set(snippet["hooks"]) == {"SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse"}
     for groups in hooks["hooks"].values():
         for g in groups:
             for h in g["hooks"]:

@@ -43,6 +43,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="show the best matches even when the evidence gate finds them too weak")
     p.add_argument("--explain", action="store_true", help="show each channel's rank and score per hit")
     p.add_argument("--context", action="store_true", help="print the Markdown context block a hook injects")
+    p = sub.add_parser("doctor", help="check what the Claude Code hooks need; one line per problem and its fix")
+    p.add_argument("--json", action="store_true", help="print JSON instead of text")
+    p.add_argument("-v", "--verbose", action="store_true", help=argparse.SUPPRESS)
     return parser
 
 
@@ -143,10 +146,18 @@ def cmd_search(args) -> int:
     return cli_search(args, _config(args))
 
 
+def cmd_doctor(args) -> int:
+    from .doctor import diagnose, render
+
+    report = diagnose()
+    print(json.dumps(report.to_dict(), indent=2) if args.json else render(report))
+    return 0 if report.ok else 1
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
-    handler = {"reindex": cmd_reindex, "status": cmd_status, "search": cmd_search}[args.command]
+    handler = {"reindex": cmd_reindex, "status": cmd_status, "search": cmd_search, "doctor": cmd_doctor}[args.command]
     try:
         return handler(args)
     except VaultragError as exc:

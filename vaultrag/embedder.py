@@ -9,6 +9,9 @@ A model spec is one of:
 When a hub model cannot be had (``HF_HUB_OFFLINE`` set and not cached, the hub unreachable within
 ``HUB_PROBE_TIMEOUT_S``, or the download failing) the bundled model is used instead and
 ``Embedder.fallback_reason`` says why, so reindex can report it and record it with the index.
+That decision is taken once: an unreachable hub is remembered for ``HUB_RECHECK_S`` (in
+``$XDG_CACHE_HOME/vaultrag/hub.json``), so an offline machine is not probed on every reindex, and
+the fallback is logged at INFO (the reindex report carries it; no warning on every run).
 
 Resolution (``resolve_model``) and fingerprinting use the standard library only; numpy and model2vec are
 imported inside ``load_embedder`` / ``Embedder.encode``. The query path uses ``vaultrag.lean_encoder``.
@@ -54,6 +57,11 @@ HUB_PROBE_TIMEOUT_S = 2.0
 # huggingface_hub's per-request metadata timeout for the download itself (its default is 10 s).
 HUB_ETAG_TIMEOUT_S = 5.0
 DEFAULT_HUB_ENDPOINT = "https://huggingface.co"
+# An unreachable hub is not probed again for this long: an offline laptop reindexing every few
+# minutes would otherwise pay the probe (up to HUB_PROBE_TIMEOUT_S) and a warning each time. A day
+# is short enough that a machine back online gets the configured model by the next day.
+HUB_RECHECK_S = 24 * 3600
+HUB_VERDICT_FILE = "hub.json"
 # What snapshot_download fetches: the files every Model2Vec layout can use, and nothing heavier.
 HUB_ALLOW_PATTERNS = [
     "model.safetensors", "tokenizer.json", "config.json", "config_sentence_transformers.json", "modules.json",
@@ -145,6 +153,50 @@ def _probe_hub(timeout: float) -> str | None:
     return None
 
 
+def _hub_target() -> str:
+    proxy = os.environ.get("HTTPS_PROXY") or os.environ.get("https_proxy") or ""
+    return f"{os.environ.get('HF_ENDPOINT') or DEFAULT_HUB_ENDPOINT}|{proxy}"
+
+
+def _verdict_path() -> Path:
+    from vaultrag.config import xdg_dir
+
+    return xdg_dir("cache") / HUB_VERDICT_FILE
+
+
+def _remembered_unreachable(now: float | None = None) -> str | None:
+    """The reason from a recent failed probe of the same endpoint, or None (probe again)."""
+    import json
+
+    try:
+        data = json.loads(_verdict_path().read_text(encoding="utf-8"))
+        at, reason = float(data["at"]), str(data["reason"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    now = time.time() if now is None else now
+    if data.get("target") != _hub_target() or not 0 <= now - at < HUB_RECHECK_S:
+        return None
+    checked = time.strftime("%Y-%m-%d %H:%M", time.localtime(at))
+    return f"{reason} (checked {checked}; not probed again for {HUB_RECHECK_S // 3600} h)"
+
+
+def _remember_unreachable(reason: str | None) -> None:
+    """Record a failed probe (or forget one after a successful probe). Never raises."""
+    import json
+
+    path = _verdict_path()
+    try:
+        if reason is None:
+            path.unlink(missing_ok=True)
+            return
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+        tmp.write_text(json.dumps({"target": _hub_target(), "at": time.time(), "reason": reason}), encoding="utf-8")
+        os.replace(tmp, path)
+    except OSError:
+        pass  # a read-only cache only costs a probe next time
+
+
 def _looks_like_path(spec: str) -> bool:
     return (
         spec.startswith(("/", "./", "../", "~", "\\"))
@@ -169,7 +221,8 @@ def _fallback(requested: str, reason: str, allow_fallback: bool) -> ModelInfo:
             f"embedding model {requested!r} cannot be loaded: {reason}. Set `model: bundled` in the config, "
             f"or make the model available (download it once online, or point `model:` at a local folder)."
         )
-    logger.warning("embedding model %r unavailable (%s); using the bundled model %s", requested, reason, BUNDLED_ID)
+    # INFO, not WARNING: the reindex report says it (once), and an offline machine is the normal case.
+    logger.info("embedding model %r unavailable (%s); using the bundled model %s", requested, reason, BUNDLED_ID)
     return _bundled_info(requested, reason)
 
 
@@ -179,7 +232,8 @@ def resolve_model(
     """Decide which model a spec means, without importing numpy or model2vec.
 
     A hub id found in the local Hugging Face cache resolves to that folder with no network access. An
-    uncached hub id is probed once (``probe_timeout`` seconds at most) unless ``HF_HUB_OFFLINE`` is set.
+    uncached hub id is probed (``probe_timeout`` seconds at most) unless ``HF_HUB_OFFLINE`` is set or a
+    probe of the same endpoint failed less than ``HUB_RECHECK_S`` ago.
     Raises ``ModelUnavailable`` instead of falling back when ``allow_fallback`` is false, and
     ``ConfigError`` for a folder that exists but holds no Model2Vec model.
     """
@@ -203,7 +257,11 @@ def resolve_model(
     if _is_true(os.environ.get("HF_HUB_OFFLINE")):
         return _fallback(requested, "HF_HUB_OFFLINE is set and the model is not in the local Hugging Face cache",
                          allow_fallback)
+    remembered = _remembered_unreachable()
+    if remembered is not None:
+        return _fallback(requested, remembered, allow_fallback)
     unreachable = _probe_hub(probe_timeout)
+    _remember_unreachable(unreachable)
     if unreachable is not None:
         return _fallback(requested, unreachable, allow_fallback)
     return ModelInfo(requested=requested, model_id=requested, source="hub", path=None)
@@ -344,7 +402,9 @@ def load_embedder(spec: str | None = None, *, allow_fallback: bool = True,
                 raise ModelUnavailable(f"{info.model_id} on the hub holds no Model2Vec model")
             info = ModelInfo(requested=info.requested, model_id=info.model_id, source="hub", path=folder)
         except Exception as exc:  # network errors, missing repo, gated repo: all mean "not available"
-            info = _fallback(info.requested, f"download failed: {type(exc).__name__}: {exc}", allow_fallback)
+            reason = f"download failed: {type(exc).__name__}: {exc}"
+            _remember_unreachable(reason)  # a blocked or flaky hub: don't retry on every reindex either
+            info = _fallback(info.requested, reason, allow_fallback)
     try:
         return _load_folder(info, StaticModel)
     except (OSError, ValueError, KeyError) as exc:

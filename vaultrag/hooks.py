@@ -155,6 +155,10 @@ def handle(payload: dict, expected: str) -> str | None:
     if event != expected:
         log_line(f"{expected}: ignored event {event!r}")
         return None
+    if event == "SessionStart":  # before load_config: a broken config is what it reports
+        from .session_start import session_message
+
+        return session_message(payload)
     cfg = load_config()
     session = str(payload.get("session_id") or "")
     if event == "UserPromptSubmit":

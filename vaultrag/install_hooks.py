@@ -1,6 +1,7 @@
-"""Merge vaultrag's hooks into a Claude Code settings.json (`install.sh --claude`).
+"""install.sh's steps: merge vaultrag's hooks into a Claude Code settings.json (`--claude`), record
+the vault in the user config, pick a sample question, and run the registered hook once.
 
-Keeps every existing setting and hook, writes a timestamped backup first, and is idempotent: a
+Merging keeps every existing setting and hook, writes a timestamped backup first, and is idempotent: a
 handler already present (same command and args) is not added again.
 """
 from __future__ import annotations
@@ -70,18 +71,107 @@ def install(settings_path: Path, snippet: dict) -> int:
     return added
 
 
-def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m vaultrag.install_hooks")
-    p.add_argument("--scope", choices=["user", "project"], default="user")
-    p.add_argument("--python", help="interpreter the hooks run with (default: the repo's .venv)")
-    p.add_argument("--settings", help="settings file to edit (default by --scope)")
-    args = p.parse_args(argv)
-    root = SNIPPET.parent
-    target = Path(args.settings) if args.settings else (
-        Path.home() / ".claude" / "settings.json" if args.scope == "user" else Path.cwd() / ".claude" / "settings.json")
-    added = install(target, snippet_for(root, args.python))
+def settings_path(scope: str, explicit: str | None = None) -> Path:
+    if explicit:
+        return Path(explicit).expanduser()
+    return (Path.home() if scope == "user" else Path.cwd()) / ".claude" / "settings.json"
+
+
+def cmd_register(args) -> int:
+    target = settings_path(args.scope, args.settings)
+    added = install(target, snippet_for(SNIPPET.parent, args.python))
     print(f"{target}: {'added ' + str(added) + ' vaultrag hook(s)' if added else 'vaultrag hooks already present'}")
     return 0
+
+
+def cmd_config(args) -> int:
+    from .errors import VaultragError
+    from .user_config import record_vault
+
+    try:
+        w = record_vault(args.vault)
+    except VaultragError as exc:
+        print(f"install: {exc}", file=sys.stderr)
+        return 1
+    if w.action == "created":
+        print(f"config:  {w.path}: created with vault: {Path(args.vault).expanduser().resolve()}")
+    elif w.action == "updated":
+        was = f" (was {w.previous_vault})" if w.previous_vault else ""
+        print(f"config:  {w.path}: vault set to {Path(args.vault).expanduser().resolve()}{was}; backup {w.backup.name}")
+    else:
+        print(f"config:  {w.path}: vault already set, unchanged")
+    return 0
+
+
+def cmd_sample(args) -> int:
+    """Print a sample question from the configured (or given) vault's index; nothing if none."""
+    from .config import load_config
+    from .hook_check import sample_question
+
+    found = sample_question(load_config(vault=args.vault))
+    if found:
+        print(found[0])
+    return 0
+
+
+def cmd_check(args) -> int:
+    """Run the registered UserPromptSubmit hook once, as Claude Code would, and show what it injected."""
+    from .hook_check import plugin_handlers, run_prompt_hook, settings_handlers
+
+    if args.plugin:
+        source, handlers = "the plugin's hooks/hooks.json", plugin_handlers()
+    else:
+        target = settings_path(args.scope, args.settings)
+        source, handlers = str(target), settings_handlers(target)
+    prompt_handlers = [h for h in handlers if h.event == "UserPromptSubmit"]
+    if not prompt_handlers:
+        print(f"hook:    no vaultrag UserPromptSubmit hook registered in {source}")
+        return 1
+    run = run_prompt_hook(prompt_handlers[-1], args.prompt)
+    print(f"hook:    ran {run.handler.display()}")
+    print(f"         (registered in {source}) with the prompt {args.prompt!r}: {run.seconds * 1000:.0f} ms")
+    for line in render_run(run):
+        print(line)
+    return 0 if run.injected else 1
+
+
+def render_run(run) -> list[str]:
+    """What a hook run gave Claude, or why it gave nothing."""
+    if run.error:
+        return [f"hook:    FAILED: {run.error}"]
+    if run.injected:
+        return ["hook:    injected into Claude's context:", "", *("    " + ln for ln in run.injected.splitlines()), ""]
+    why = [ln.split(" ", 1)[-1] for ln in run.log_lines]
+    if why:
+        return ["hook:    injected nothing; the hook log says:", *("         " + w for w in why[-3:]),
+                "         (run `vaultrag doctor` for what to fix)"]
+    if run.exit_code:
+        return [f"hook:    injected nothing; exit code {run.exit_code}: {run.stderr.strip()[:300]}"]
+    return ["hook:    injected nothing: the notes hold no strong evidence for this prompt "
+            "(the hook stays silent rather than inject weak matches)"]
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m vaultrag.install_hooks",
+                                description="install.sh's steps: register hooks, record the vault, check a hook")
+    sub = p.add_subparsers(dest="step")
+    steps = {"register": cmd_register, "config": cmd_config, "sample": cmd_sample, "check": cmd_check}
+    for name in ("register", "check"):
+        s = sub.add_parser(name)
+        s.add_argument("--scope", choices=["user", "project"], default="user")
+        s.add_argument("--settings", help="settings file (default by --scope)")
+        if name == "register":
+            s.add_argument("--python", help="interpreter the hooks run with (default: the repo's .venv)")
+        else:
+            s.add_argument("--plugin", action="store_true", help="run the plugin's hooks/hooks.json command instead")
+            s.add_argument("--prompt", required=True, help="the prompt to send")
+    sub.add_parser("config").add_argument("--vault", required=True)
+    sub.add_parser("sample").add_argument("--vault")
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if not argv or (argv[0] not in steps and argv[0] not in ("-h", "--help")):
+        argv = ["register", *argv]  # the form earlier install.sh versions used
+    args = p.parse_args(argv)
+    return steps[args.step](args)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,340 @@
+"""`vaultrag doctor`: check everything a Claude Code hook needs, and say how to fix each problem.
+
+Checks, in the order a hook depends on them: the hooks are registered (user / project
+settings.json, or the plugin enabled), each registered command's interpreter exists, imports
+vaultrag and loads sqlite-vec, its scripts exist; the config file is valid and names a vault; the
+vault folder exists; the index exists, belongs to that vault, holds chunks and is fresh; the
+embedding model folder the index was built with is there; recent errors in the hook log.
+
+Standard library only (the SessionStart hook uses `quick_problems`). Severity `error` means a hook
+would not inject anything; `warning` means it works, degraded or stale.
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from .errors import VaultragError
+
+# A hook log line newer than this is worth showing (older ones were fixed or forgotten).
+RECENT_LOG_S = 24 * 3600
+MAX_LOG_PROBLEMS = 3
+PROBE_TIMEOUT_S = 20  # first start of a cold interpreter on a busy machine
+# Run inside the hook's interpreter: import vaultrag the way hooks/*.py do, then open SQLite.
+_PROBE = r"""
+import json, os, sys
+script = sys.argv[1]
+out = {"python": sys.executable, "version": sys.version.split()[0]}
+try:
+    try:
+        import vaultrag.hooks
+    except Exception:
+        sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(script))))
+        import vaultrag.hooks
+    import vaultrag
+    out["vaultrag"] = os.path.dirname(vaultrag.__file__)
+    from vaultrag.store.connection import load_vec, sqlite_module
+    mod = sqlite_module()
+    out["sqlite"] = mod.__name__
+    conn = mod.connect(":memory:")
+    try:
+        conn.execute("CREATE VIRTUAL TABLE t USING fts5(x)")
+        out["fts5"] = None
+    except Exception as exc:
+        out["fts5"] = str(exc)
+    out["vec"] = load_vec(conn)
+except Exception as exc:
+    out["import_error"] = f"{type(exc).__name__}: {exc}"
+print(json.dumps(out))
+"""
+
+
+@dataclass(frozen=True)
+class Problem:
+    check: str
+    problem: str
+    fix: str
+    severity: str = "error"  # error | warning
+
+    def line(self) -> str:
+        return f"{'PROBLEM' if self.severity == 'error' else 'warning'} [{self.check}] {self.problem} -> fix: {self.fix}"
+
+
+@dataclass(frozen=True)
+class Report:
+    problems: tuple[Problem, ...]
+    passed: tuple[str, ...]  # one line per check that passed, for the human output
+    facts: dict = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        return not any(p.severity == "error" for p in self.problems)
+
+    def to_dict(self) -> dict:
+        return {"ok": self.ok, "problems": [asdict(p) for p in self.problems], "passed": list(self.passed),
+                "facts": self.facts}
+
+
+def _cli() -> str:
+    """How to call the vaultrag command from this interpreter (the .venv's, for a hook)."""
+    exe = Path(sys.executable).parent / "vaultrag"
+    return str(exe) if exe.exists() else "vaultrag"
+
+
+def _repo_root() -> Path:
+    return Path(__file__).resolve().parents[1]
+
+
+# -- config, vault, index: what every hook process needs -----------------------------------------
+def config_problems(passed: list[str], facts: dict):
+    """(Config or None, problems)."""
+    from .config import config_file_path, load_config
+
+    path, _explicit = config_file_path()
+    facts["config_file"] = str(path)
+    try:
+        cfg = load_config()
+    except VaultragError as exc:
+        return None, [Problem("config", str(exc), f"edit {path} (keys: vaultrag/config.example.yaml)")]
+    if cfg.vault is None:
+        where = f"{path} has no `vault:` key" if path.is_file() else f"no config file at {path}"
+        return cfg, [Problem("config", f"no vault configured ({where})",
+                             f"{_repo_root() / 'install.sh'} --vault PATH --claude")]
+    passed.append(f"config: {path if path.is_file() else 'environment'}: vault {cfg.vault}")
+    facts["vault"] = str(cfg.vault)
+    if not cfg.vault.is_dir():
+        return cfg, [Problem("vault", f"vault folder {cfg.vault} does not exist",
+                             f"restore it, or point the config at your notes: {_repo_root() / 'install.sh'} --vault PATH")]
+    return cfg, []
+
+
+def index_problems(cfg, passed: list[str], facts: dict, *, freshness: bool = True) -> list[Problem]:
+    """The index exists, opens, belongs to the vault and holds chunks (and, with `freshness`, is current)."""
+    try:
+        db = cfg.db_path()
+    except VaultragError as exc:
+        return [Problem("index", str(exc), f"{_cli()} reindex")]
+    facts["index"] = str(db)
+    if not db.is_file():
+        return [Problem("index", f"no index at {db}", f"{_cli()} reindex  (builds it from {cfg.vault})")]
+    from .store import Store
+
+    try:
+        with Store(db, readonly=True) as store:
+            meta = store.all_meta()
+            chunks = store.chunk_count()
+    except Exception as exc:  # corrupt, locked, or an old schema
+        return [Problem("index", f"cannot read {db}: {exc}", f"{_cli()} reindex --full  (rebuilds it)")]
+    out: list[Problem] = []
+    indexed_vault = meta.get("vault")
+    if indexed_vault and Path(indexed_vault).resolve() != Path(cfg.vault).resolve():
+        out.append(Problem("index", f"{db} indexes {indexed_vault}, not the configured vault {cfg.vault}",
+                           f"{_cli()} reindex --full"))
+    if chunks == 0:
+        out.append(Problem("index", f"{db} holds no chunks (no Markdown notes found in {cfg.vault}?)",
+                           "check the vault path and index.include / index.exclude, then run "
+                           f"{_cli()} reindex"))
+    if out:
+        return out
+    last = json.loads(meta.get("last_reindex") or "{}").get("at")
+    when = time.strftime("%Y-%m-%d %H:%M", time.localtime(last)) if last else "unknown"
+    passed.append(f"index: {db}: {chunks} chunks, last reindex {when}")
+    facts.update(chunks=chunks, last_reindex=last)
+    out += model_problems(meta, passed)
+    if freshness:
+        out += freshness_problems(cfg, passed)
+    return out
+
+
+def model_problems(meta: dict, passed: list[str]) -> list[Problem]:
+    emb = json.loads(meta.get("embedding") or "{}")
+    model_path = meta.get("model_path")
+    if not emb.get("available"):
+        return [Problem("model", f"the index has no vectors ({emb.get('reason') or 'never embedded'}); "
+                        "hooks search with BM25 and names only", f"{_cli()} reindex", "warning")]
+    if not model_path or not Path(model_path).is_dir():
+        return [Problem("model", f"embedding model folder {model_path} is gone; queries run without vectors",
+                        f"{_cli()} reindex  (re-resolves the model)", "warning")]
+    passed.append(f"model: {emb.get('model')} at {model_path}")
+    return []
+
+
+def freshness_problems(cfg, passed: list[str]) -> list[Problem]:
+    from .status import status
+
+    try:
+        info = status(cfg)
+    except Exception as exc:
+        return [Problem("index", f"cannot compare the index with the vault: {exc}", f"{_cli()} reindex", "warning")]
+    changed = info["changed_since_reindex"]
+    if changed:
+        sample = ", ".join(info["changed_paths"][:3])
+        return [Problem("index", f"{changed} note(s) changed since the last reindex (e.g. {sample}); hooks cite "
+                        "what was indexed", f"{_cli()} reindex", "warning")]
+    passed.append("index: fresh (no note changed since the last reindex)")
+    return []
+
+
+def quick_problems() -> list[Problem]:
+    """The fast checks (no vault scan, no subprocess): what the SessionStart hook reports."""
+    passed: list[str] = []
+    cfg, out = config_problems(passed, {})
+    if cfg is None or out or cfg.vault is None:
+        return out
+    return index_problems(cfg, passed, {}, freshness=False)
+
+
+# -- registration: does Claude Code run a working command? ----------------------------------------
+def settings_files(project_dir: Path | None = None) -> list[Path]:
+    project = project_dir or Path.cwd()
+    return [Path.home() / ".claude" / "settings.json", project / ".claude" / "settings.json",
+            project / ".claude" / "settings.local.json"]
+
+
+def _enabled_plugin(paths: list[Path]) -> str | None:
+    from .hook_check import read_json
+
+    for path in paths:
+        data, _ = read_json(path)
+        for key, on in ((data or {}).get("enabledPlugins") or {}).items():
+            if on and str(key).split("@")[0] == "vaultrag":
+                return f"{key} (in {path})"
+    return None
+
+
+def probe_python(python: str, script: Path) -> dict:
+    """What the hook's interpreter can do: import vaultrag, FTS5, sqlite-vec (a JSON dict)."""
+    try:
+        proc = subprocess.run([python, "-I", "-c", _PROBE, str(script)], capture_output=True, text=True,
+                              timeout=PROBE_TIMEOUT_S, env=os.environ.copy())
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return {"start_error": f"{type(exc).__name__}: {exc}"}
+    try:
+        return json.loads(proc.stdout.strip().splitlines()[-1])
+    except (ValueError, IndexError):
+        return {"start_error": f"exit {proc.returncode}: {(proc.stderr or proc.stdout).strip()[-300:]}"}
+
+
+def handler_problems(handler, passed: list[str], probes: dict) -> list[Problem]:
+    where = f"{handler.event} hook in {handler.source}"
+    python, script = handler.python(), handler.script()
+    reinstall = f"rerun {_repo_root() / 'install.sh'} --claude (or remove the stale entry from {handler.source})"
+    if script is None or not script.is_file():
+        return [Problem("hooks", f"{where} runs {script or handler.display()}, which does not exist", reinstall)]
+    if not python or not (Path(python).is_file() or "/" not in python):
+        return [Problem("hooks", f"{where} runs the interpreter {python}, which does not exist",
+                        f"{reinstall}; a moved checkout needs its .venv recreated: ./install.sh")]
+    key = (python, str(script.parent))
+    if key not in probes:
+        probes[key] = probe_python(python, script)
+    probe = probes[key]
+    if "start_error" in probe:
+        return [Problem("hooks", f"{where}: {python} does not start: {probe['start_error']}", reinstall)]
+    if "import_error" in probe:
+        return [Problem("hooks", f"{where}: {python} cannot import vaultrag ({probe['import_error']})",
+                        f"{_repo_root() / 'install.sh'}  (installs vaultrag into .venv)")]
+    out = []
+    if probe.get("fts5"):
+        out.append(Problem("sqlite", f"{python}: SQLite has no FTS5 ({probe['fts5']})",
+                           f"{python} -m pip install sqlean-py"))
+    if probe.get("vec"):
+        out.append(Problem("sqlite-vec", f"{python}: {probe['vec']}; hooks search without vectors",
+                           f"{python} -m pip install sqlite-vec sqlean-py", "warning"))
+    return out
+
+
+def registration_problems(passed: list[str], facts: dict, project_dir: Path | None = None) -> list[Problem]:
+    from .hook_check import plugin_handlers, settings_handlers
+
+    paths = settings_files(project_dir)
+    handlers = [h for p in paths for h in settings_handlers(p)]
+    plugin = _enabled_plugin(paths)
+    if plugin:
+        handlers += plugin_handlers()
+        passed.append(f"plugin: {plugin} enabled")
+    facts["handlers"] = [{"event": h.event, "source": str(h.source), "command": h.display()} for h in handlers]
+    events = {h.event for h in handlers}
+    out: list[Problem] = []
+    if "UserPromptSubmit" not in events:
+        out.append(Problem("hooks", "no vaultrag UserPromptSubmit hook in " + ", ".join(str(p) for p in paths)
+                           + (" and the vaultrag plugin is not enabled" if not plugin else ""),
+                           f"{_repo_root() / 'install.sh'} --vault PATH --claude"))
+    probes: dict = {}
+    working: dict[tuple, list[str]] = {}
+    for h in handlers:
+        found = handler_problems(h, passed, probes)
+        out += found
+        if not found:
+            working.setdefault((h.source, h.python(), str(h.script().parent)), []).append(h.event)
+    for (source, python, folder), names in working.items():
+        probe = probes.get((python, folder), {})
+        passed.append(f"hooks: {', '.join(names)} in {source} -> {python} (Python {probe.get('version')}, "
+                      f"{probe.get('sqlite')}, sqlite-vec ok) runs {folder}/")
+    return out
+
+
+# -- the hook log ---------------------------------------------------------------------------------
+def _log_fix(message: str) -> str:
+    if "ConfigError" in message or "no vault" in message:
+        return "the config checks above; then new prompts stop logging this"
+    if "deadline" in message:
+        return "raise hooks.timeout_ms in the config, or check the machine's load"
+    if "Index" in message or "index" in message:
+        return f"{_cli()} reindex"
+    return "if it repeats after the fixes above, report it with this line"
+
+
+def log_problems(passed: list[str], now: float | None = None, since: float = 0.0) -> list[Problem]:
+    """Errors the hooks logged in the last day, after `since` (the last config or index change:
+    older lines were about a setup that is gone)."""
+    from .hook_check import hook_log_path
+
+    path = hook_log_path()
+    try:
+        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()[-200:]
+    except OSError:
+        passed.append(f"hook log: no errors logged ({path} absent)")
+        return []
+    now = time.time() if now is None else now
+    recent = []
+    for line in lines:
+        stamp, _, message = line.partition(" ")
+        try:
+            at = time.mktime(time.strptime(stamp, "%Y-%m-%dT%H:%M:%S"))
+        except ValueError:
+            continue
+        if now - at <= RECENT_LOG_S and at >= since and "ignored event" not in message:
+            recent.append((stamp, message))
+    if not recent:
+        passed.append(f"hook log: no errors in the last {RECENT_LOG_S // 3600} h ({path})")
+        return []
+    return [Problem("hook-log", f"{stamp}: {message}", _log_fix(message), "warning")
+            for stamp, message in recent[-MAX_LOG_PROBLEMS:]]
+
+
+def diagnose(project_dir: Path | None = None) -> Report:
+    """Run every check. Never raises for a problem it can name."""
+    passed: list[str] = []
+    facts: dict = {"python": sys.executable}
+    problems = registration_problems(passed, facts, project_dir)
+    cfg, found = config_problems(passed, facts)
+    problems += found
+    if cfg is not None and cfg.vault is not None and not found:
+        problems += index_problems(cfg, passed, facts)
+    changed = [Path(p).stat().st_mtime for p in (facts.get("config_file"), facts.get("index"))
+               if p and Path(p).is_file()]
+    problems += log_problems(passed, since=int(max(changed, default=0.0)))
+    return Report(tuple(problems), tuple(passed), facts)
+
+
+def render(report: Report) -> str:
+    lines = [f"ok       {p}" for p in report.passed] + [p.line() for p in report.problems]
+    errors = sum(p.severity == "error" for p in report.problems)
+    lines.append("vaultrag doctor: a hook would work" if report.ok
+                 else f"vaultrag doctor: {errors} problem(s): the hooks will inject nothing until they are fixed")
+    return "\n".join(lines)

@@ -1,0 +1,29 @@
+"""SessionStart: tell the user, once per session, when the hooks are installed but cannot work.
+
+The message goes to the user as `systemMessage` (Claude does not see it); nothing is printed when
+all is well. Only the fast checks run (config, vault folder, index present and readable; no vault
+scan, no subprocess), so a session start costs a few milliseconds. Standard library only.
+"""
+from __future__ import annotations
+
+import json
+
+# SessionStart sources that begin a session the user looks at. `compact` continues one that was
+# already told.
+TOLD_ON = frozenset({"startup", "resume", "clear", "fork"})
+MAX_MESSAGE_CHARS = 1000  # a notice, not a report: the details are in `vaultrag doctor`
+
+
+def session_message(payload: dict) -> str | None:
+    """The hook's stdout line for a SessionStart payload, or None when there is nothing to say."""
+    from .doctor import _cli, quick_problems
+
+    if payload.get("source", "startup") not in TOLD_ON:
+        return None
+    problems = [p for p in quick_problems() if p.severity == "error"]
+    if not problems:
+        return None
+    text = ("vaultrag: the hooks are installed but will not inject notes: "
+            + "; ".join(f"{p.problem} (fix: {p.fix})" for p in problems)
+            + f". Details: {_cli()} doctor")
+    return json.dumps({"systemMessage": text[:MAX_MESSAGE_CHARS]}, ensure_ascii=False)
