@@ -192,8 +192,9 @@ def quick_problems() -> list[Problem]:
 # -- registration: does Claude Code run a working command? ----------------------------------------
 def settings_files(project_dir: Path | None = None) -> list[Path]:
     project = project_dir or Path.cwd()
-    return [Path.home() / ".claude" / "settings.json", project / ".claude" / "settings.json",
-            project / ".claude" / "settings.local.json"]
+    paths = [Path.home() / ".claude" / "settings.json", project / ".claude" / "settings.json",
+             project / ".claude" / "settings.local.json"]
+    return list({p.resolve(): p for p in paths}.values())  # in ~ itself, user and project are one file
 
 
 def _enabled_plugin(paths: list[Path]) -> str | None:

@@ -198,7 +198,7 @@ def sample_question(cfg) -> tuple[str, str] | None:
     for c in chunks:
         heading = c.heading_path.split(" > ")[-1].strip() if c.heading_path else ""
         if heading and heading.casefold() != c.title.casefold() and len(c.text) >= SAMPLE_MIN_SECTION_CHARS:
-            return f"{heading} in {c.title}", c.path
+            return f"{c.title}: {heading}", c.path
     for c in chunks:  # no sectioned note: ask about a note by its title
         if len(c.text) >= SAMPLE_MIN_SECTION_CHARS:
             return f"what do my notes say about {c.title}?", c.path
