@@ -250,3 +250,32 @@ def _xfail_if_reads_altered(original: str, index: int) -> None:
                                          "startLine": 1, "totalLines": original.count("\n")}}
     if compress_tool_output("Read", {"file_path": path}, response, prompt=PROMPT) is not None:
         pytest.xfail("the PostToolUse hook still rewrites Reads under 40 KB (issue 12, reads branch)")
+
+
+def test_plugin_route_tells_the_user_when_the_index_is_missing(tmp_path):
+    """`claude --plugin-dir <checkout>` loads hooks/hooks.json; with a vault configured but never
+    indexed, SessionStart gives the user a systemMessage saying so and how to fix it."""
+    if not (REPO / ".venv" / "bin" / "python").exists():
+        pytest.skip("the plugin's hooks run the checkout's .venv/bin/python; run ./install.sh first")
+    claude, version = install_claude()
+    home, project, vault = tmp_path / "home", tmp_path / "project", tmp_path / "vault"
+    home.mkdir()
+    project.mkdir()
+    shutil.copytree(EXAMPLE_VAULT, vault)
+    bare = {"HOME": str(home), "PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LANG": "C.UTF-8"}
+    subprocess.run([sys.executable, "-m", "vaultrag.install_hooks", "config", "--vault", str(vault)],
+                   env=bare, check=True, capture_output=True, timeout=120)
+    env = {**bare, "ANTHROPIC_API_KEY": "sk-ant-standin-not-a-key", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+           "DISABLE_TELEMETRY": "1", "DISABLE_ERROR_REPORTING": "1", "DISABLE_AUTOUPDATER": "1"}
+    with StandIn(lambda body: text("done")) as api:
+        env["ANTHROPIC_BASE_URL"] = api.url
+        run = subprocess.run([str(claude), "-p", PROMPT, "--plugin-dir", str(REPO), "--output-format", "stream-json",
+                              "--verbose"], capture_output=True, text=True, env=env, cwd=project, timeout=RUN_TIMEOUT_S)
+    assert run.returncode == 0, f"{version}: {run.stderr[-2000:]}"
+    events = [json.loads(line) for line in run.stdout.splitlines() if line.startswith("{")]
+    started = [e for e in events if e.get("subtype") == "hook_response" and e.get("hook_event") == "SessionStart"]
+    assert started, f"{version} ran no SessionStart hook from the plugin"
+    message = json.loads(started[0]["stdout"])["systemMessage"]
+    assert "no index at" in message and "reindex" in message and "doctor" in message
+    main = [b for p, b in api.requests if b.get("tools")]
+    assert main and not any("Relevant Memory Context" in message_text(b) for b in main)
