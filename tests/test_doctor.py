@@ -176,3 +176,17 @@ def test_quick_problems_matches_doctor_errors(working):
     assert quick_problems() == []
     load_config().db_path().unlink()
     assert [p.check for p in quick_problems()] == ["index"]
+
+
+def test_plugin_dir_route_is_checked_from_its_hooks_json(home, vault):
+    if not (REPO / ".venv" / "bin" / "python").exists():
+        pytest.skip("the plugin's hooks run the checkout's .venv/bin/python; run ./install.sh first")
+    from vaultrag.config import load_config
+
+    record_vault(vault)
+    reindex(load_config(model="bundled"))
+    assert [p.check for p in diagnose().problems if p.severity == "error"] == ["hooks"]
+    report = diagnose(plugin_dir=REPO)
+    assert report.ok, render(report)
+    assert any(line.startswith(f"plugin: --plugin-dir {REPO}") for line in report.passed)
+    assert any("SessionStart" in line and str(REPO / ".venv") in line for line in report.passed)

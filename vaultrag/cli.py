@@ -45,6 +45,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--context", action="store_true", help="print the Markdown context block a hook injects")
     p = sub.add_parser("doctor", help="check what the Claude Code hooks need; one line per problem and its fix")
     p.add_argument("--json", action="store_true", help="print JSON instead of text")
+    p.add_argument("--plugin-dir", help="also check the plugin at DIR (as run by `claude --plugin-dir DIR`)")
     p.add_argument("-v", "--verbose", action="store_true", help=argparse.SUPPRESS)
     return parser
 
@@ -149,7 +150,7 @@ def cmd_search(args) -> int:
 def cmd_doctor(args) -> int:
     from .doctor import diagnose, render
 
-    report = diagnose()
+    report = diagnose(plugin_dir=Path(args.plugin_dir).resolve() if args.plugin_dir else None)
     print(json.dumps(report.to_dict(), indent=2) if args.json else render(report))
     return 0 if report.ok else 1
 
