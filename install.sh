@@ -93,6 +93,9 @@ if [ -n "$CONFIGURED" ] && [ -n "$QUERY" ]; then
     "${STEP[@]}" check --plugin --prompt "$QUERY" || true
     echo "(plugin route: claude --plugin-dir $ROOT; or ./install.sh --claude to register in ~/.claude/settings.json)"
   fi
+elif [ -n "$CONFIGURED" ]; then
+  echo
+  echo "hook:    not run: the index of $CONFIGURED holds no notes to ask about (Markdown files?)"
 elif [ "$CLAUDE" = 1 ]; then
   echo
   echo "hooks:   registered, but no vault is configured: they stay silent (and say so at session start)"

@@ -190,3 +190,24 @@ def test_plugin_dir_route_is_checked_from_its_hooks_json(home, vault):
     assert report.ok, render(report)
     assert any(line.startswith(f"plugin: --plugin-dir {REPO}") for line in report.passed)
     assert any("SessionStart" in line and str(REPO / ".venv") in line for line in report.passed)
+
+
+def test_plugin_enabled_from_a_directory_marketplace_runs_in_place(home, vault):
+    """`claude plugin marketplace add <checkout>` + `claude plugin install vaultrag@vaultrag`
+    (Claude Code 2.1.332) record these files; its hooks then run from the checkout itself."""
+    from vaultrag.config import load_config
+
+    record_vault(vault)
+    reindex(load_config(model="bundled"))
+    plugins = home / ".claude" / "plugins"
+    plugins.mkdir(parents=True)
+    (home / ".claude" / "settings.json").write_text(json.dumps({"enabledPlugins": {"vaultrag@vaultrag": True}}))
+    (plugins / "known_marketplaces.json").write_text(json.dumps({"vaultrag": {
+        "source": {"source": "directory", "path": str(REPO)}, "installLocation": str(REPO)}}))
+    (plugins / "installed_plugins.json").write_text(json.dumps({"version": 2, "plugins": {"vaultrag@vaultrag": [
+        {"scope": "user", "installPath": str(plugins / "cache" / "vaultrag" / "vaultrag" / "0.1.0")}]}}))
+    if not (REPO / ".venv" / "bin" / "python").exists():
+        pytest.skip("the plugin's hooks run the checkout's .venv/bin/python; run ./install.sh first")
+    report = diagnose()
+    assert report.ok, render(report)
+    assert any(line.startswith("plugin: vaultrag@vaultrag enabled") and f"({REPO})" in line for line in report.passed)

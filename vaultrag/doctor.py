@@ -206,14 +206,33 @@ def settings_files(project_dir: Path | None = None) -> list[Path]:
     return list({p.resolve(): p for p in paths}.values())  # in ~ itself, user and project are one file
 
 
-def _enabled_plugin(paths: list[Path]) -> str | None:
+def _plugin_folder(key: str) -> Path:
+    """Where the hooks of an enabled plugin run from. A `directory` marketplace (this checkout,
+    added with `claude plugin marketplace add DIR`) runs in place: the copy under
+    ~/.claude/plugins/cache drops the .venv's symlinks. Otherwise the recorded install path."""
+    from .hook_check import read_json
+
+    plugins = Path.home() / ".claude" / "plugins"
+    market = key.split("@", 1)[1] if "@" in key else ""
+    known, _ = read_json(plugins / "known_marketplaces.json")
+    entry = (known or {}).get(market) or {}
+    if (entry.get("source") or {}).get("source") == "directory" and entry.get("installLocation"):
+        return Path(entry["installLocation"])
+    installed, _ = read_json(plugins / "installed_plugins.json")
+    entries = ((installed or {}).get("plugins") or {}).get(key) or [{}]
+    folder = entries[-1].get("installPath") if isinstance(entries[-1], dict) else None
+    return Path(folder) if folder else _repo_root()
+
+
+def _enabled_plugin(paths: list[Path]) -> tuple[str, Path] | None:
+    """(label, folder) of an enabled vaultrag plugin, from the settings' enabledPlugins."""
     from .hook_check import read_json
 
     for path in paths:
         data, _ = read_json(path)
         for key, on in ((data or {}).get("enabledPlugins") or {}).items():
             if on and str(key).split("@")[0] == "vaultrag":
-                return f"{key} (in {path})"
+                return f"{key} enabled in {path}", _plugin_folder(str(key))
     return None
 
 
@@ -265,10 +284,10 @@ def registration_problems(passed: list[str], facts: dict, project_dir: Path | No
 
     paths = settings_files(project_dir)
     handlers = [h for p in paths for h in settings_handlers(p)]
-    plugin = _enabled_plugin(paths) or (f"--plugin-dir {plugin_dir}" if plugin_dir else None)
+    plugin = (f"--plugin-dir {plugin_dir}", plugin_dir) if plugin_dir else _enabled_plugin(paths)
     if plugin:
-        handlers += plugin_handlers(plugin_dir or _repo_root())
-        passed.append(f"plugin: {plugin}")
+        handlers += plugin_handlers(plugin[1])
+        passed.append(f"plugin: {plugin[0]} ({plugin[1]})")
     facts["handlers"] = [{"event": h.event, "source": str(h.source), "command": h.display()} for h in handlers]
     events = {h.event for h in handlers}
     out: list[Problem] = []
