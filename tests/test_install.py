@@ -120,3 +120,22 @@ def test_claude_without_a_vault_says_the_hooks_stay_silent(tmp_path):
                                               "source": "startup", "transcript_path": "", "cwd": str(home)})
     message = json.loads(p.stdout)["systemMessage"]
     assert "no vault configured" in message and "install.sh --vault PATH" in message
+
+
+def test_sample_question_is_made_from_the_vault_and_finds_its_note(tmp_path):
+    """install.sh's sample question on a real vault names a section of one of its notes, and the
+    hook's own search cites that note (issue 12: the canned "what did I decide last week?" found
+    13 unrelated hits)."""
+    from conftest import shared_path
+    from vaultrag.config import load_config
+    from vaultrag.hook_check import sample_question
+    from vaultrag.indexer import reindex
+    from vaultrag.retrieve import search
+
+    vault = shared_path("eval", "vaults", "obsidian-help", "en")
+    cfg = load_config(vault=str(vault), db=str(tmp_path / "i.sqlite"))
+    reindex(cfg, embed=False)
+    question, note = sample_question(cfg)
+    assert (vault / note).is_file() and Path(note).stem in question
+    answer = search(question, cfg)
+    assert answer.status == "ok" and note in [h.path for h in answer.hits[:2]]
