@@ -3,8 +3,9 @@ cannot work (no vault, no index). Thin: the logic lives in vaultrag.session_star
 import os
 import sys
 
-# Its own short deadline, so a broken config file is reported instead of failing the timeout lookup.
-os.environ.setdefault("VAULTRAG_HOOK_TIMEOUT_MS", "1000")
+# Its own deadline (a guard against hangs, under the 5 s it is registered with), set here so that a
+# broken config file is reported instead of failing the timeout lookup in vaultrag.hooks.main.
+os.environ.setdefault("VAULTRAG_HOOK_TIMEOUT_MS", "3000")
 try:
     from vaultrag.hooks import main
 except Exception:  # not installed for this interpreter: try the checkout this script sits in
