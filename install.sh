@@ -87,12 +87,8 @@ fi
 if [ -n "$CONFIGURED" ] && [ -n "$QUERY" ]; then
   # One real hook call: the registered command, real stdin JSON, what Claude would get.
   echo
-  if [ "$CLAUDE" = 1 ]; then
-    "${STEP[@]}" check --scope "$SCOPE" ${SETTINGS[@]+"${SETTINGS[@]}"} --prompt "$QUERY" || true
-  else
-    "${STEP[@]}" check --plugin --prompt "$QUERY" || true
-    echo "(plugin route: claude --plugin-dir $ROOT; or ./install.sh --claude to register in ~/.claude/settings.json)"
-  fi
+  # Without --claude: the hooks already in ~/.claude/settings.json, else the plugin's hooks.json.
+  "${STEP[@]}" check --scope "$SCOPE" ${SETTINGS[@]+"${SETTINGS[@]}"} --prompt "$QUERY" || true
 elif [ -n "$CONFIGURED" ]; then
   echo
   echo "hook:    not run: the index of $CONFIGURED holds no notes to ask about (Markdown files?)"

@@ -118,11 +118,13 @@ def cmd_check(args) -> int:
     """Run the registered UserPromptSubmit hook once, as Claude Code would, and show what it injected."""
     from .hook_check import plugin_handlers, run_prompt_hook, settings_handlers
 
-    if args.plugin:
+    target = settings_path(args.scope, args.settings)
+    source, handlers = str(target), ([] if args.plugin else settings_handlers(target))
+    if not any(h.event == "UserPromptSubmit" for h in handlers) and not args.settings:
+        # Not registered in settings.json: the plugin route (claude --plugin-dir / marketplace).
         source, handlers = "the plugin's hooks/hooks.json", plugin_handlers()
-    else:
-        target = settings_path(args.scope, args.settings)
-        source, handlers = str(target), settings_handlers(target)
+        print(f"hook:    plugin route: claude --plugin-dir {SNIPPET.parent}  "
+              f"(or ./install.sh --claude for {target})")
     prompt_handlers = [h for h in handlers if h.event == "UserPromptSubmit"]
     if not prompt_handlers:
         print(f"hook:    no vaultrag UserPromptSubmit hook registered in {source}")
@@ -163,7 +165,8 @@ def main(argv: list[str] | None = None) -> int:
         if name == "register":
             s.add_argument("--python", help="interpreter the hooks run with (default: the repo's .venv)")
         else:
-            s.add_argument("--plugin", action="store_true", help="run the plugin's hooks/hooks.json command instead")
+            s.add_argument("--plugin", action="store_true",
+                           help="run the plugin's hooks/hooks.json command (the default when settings.json has none)")
             s.add_argument("--prompt", required=True, help="the prompt to send")
     sub.add_parser("config").add_argument("--vault", required=True)
     sub.add_parser("sample").add_argument("--vault")
