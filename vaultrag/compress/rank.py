@@ -97,7 +97,8 @@ INTENT_GENERIC = frozenset(
     "definition definitions function functions method methods class classes module modules "
     "output outputs result results match matches matching usage used uses call calls called e.g "
     "especially particular mention mentions mentioned repo repository project directory directories "
-    "folder folders path paths name names implement implemented implementation work works".split()
+    "folder folders path paths name names implement implemented implementation work works understand "
+    "learn read see happen happens happening does happen want wants try trying part parts".split()
 )
 MIN_TERM_CHARS = 3  # "db", "io" are too ambiguous as word pieces; digits are exempt ("chapter 21")
 STEM_KEEP = 4  # a word over this length also matches its forms: its first len-2 chars (at least 4)
@@ -122,7 +123,26 @@ def intent_terms(intent: str, tool_input: str) -> dict[str, float]:
             elif len(word) < MIN_TERM_CHARS or word in STOPWORDS or word in INTENT_GENERIC:
                 continue
             terms[word] = max(terms.get(word, 0.0), weight)
+        for acronym in _acronyms(text or ""):
+            terms.setdefault(acronym, weight)
     return dict(sorted(terms.items(), key=lambda kv: (-kv[1], kv[0]))[:MAX_QUERY_TERMS])
+
+
+def _acronyms(text: str) -> list[str]:
+    """Initials of runs of 3-4 consecutive words ("approximate nearest neighbour" -> ann): paths
+    abbreviate (ann/, llm/, cli/) what a person writes out."""
+    words = [w.lower() for w in re.findall(r"[A-Za-z]+", text)][: MAX_QUERY_TERMS * 2]
+    out = []
+    for size in (3, 4):
+        for i in range(len(words) - size + 1):
+            run = words[i:i + size]
+            if any(w in _SMALL_WORDS for w in run):
+                continue
+            out.append("".join(w[0] for w in run))
+    return out
+
+
+_SMALL_WORDS = frozenset("a an and the of to in on for or is are be by with at as it its".split())
 
 
 def _piece_start(text: str, i: int) -> bool:

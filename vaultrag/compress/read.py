@@ -20,7 +20,7 @@ from bisect import bisect_right
 
 from . import rules
 from .clean import scrub_text
-from .rank import intent_matches, intent_terms
+from .rank import defined_names, intent_matches, intent_terms
 
 # Data (python benchmarks/compress_bench.py --read-sizes, on the .py/.pyi/.md/.rst files of the
 # project venv's site-packages, 2,918 files): median 4.8 KB, p90 33 KB, p95 53 KB, 96.4% below
@@ -62,24 +62,24 @@ def compress_read(tool_input: dict, response: dict, prompt: str) -> tuple[dict, 
 
 
 def _scores(lines: list[str], prompt: str, path: str) -> tuple[list[float], set[int]]:
-    """Each line's match with the request (its words, the file name), and the outline lines
-    (top-level definitions, Markdown headings)."""
-    matches, scores = intent_matches(lines, intent_terms(prompt, path.rsplit("/", 1)[-1]))
+    """Each line's match with the request (its words, the file name; a definition of a name the
+    request uses first), and the outline lines (top-level definitions, Markdown headings)."""
     joined = "\n".join(lines)
     starts = [0]
     for line in lines[:-1]:
         starts.append(starts[-1] + len(line) + 1)
-    outline = set()
-    for rx in (rules.DEF_RE, rules.HEADER_RE):
-        for m in rx.finditer(joined):
-            if rx is rules.DEF_RE and m.group(1):
-                continue  # nested definitions: the matches name the ones asked about
-            if rx is rules.HEADER_RE and m.lastgroup != "mdhead":
-                continue
+    definitions, outline = set(), set()
+    for m in rules.DEF_RE.finditer(joined):
+        u = bisect_right(starts, m.start()) - 1
+        definitions.add(u)
+        if not m.group(1):
+            outline.add(u)
+    for m in rules.HEADER_RE.finditer(joined):
+        if m.lastgroup == "mdhead":
             outline.add(bisect_right(starts, m.start()) - 1)
-    definitions = {bisect_right(starts, m.start()) - 1 for m in rules.DEF_RE.finditer(joined)}
-    # a definition of what the request names is the answer; the other matches are its uses
-    return [s * (2.0 if u in definitions else 1.0) if u in matches else 0.0 for u, s in enumerate(scores)], outline
+    matches, scores = intent_matches(lines, intent_terms(prompt, path.rsplit("/", 1)[-1]),
+                                     defined_names(lines, definitions))
+    return [s if u in matches else 0.0 for u, s in enumerate(scores)], outline
 
 
 def _window(lines: list[str], scores: list[float]) -> tuple[int, int]:
@@ -121,7 +121,7 @@ def _window_note(lines, a, b, start, path, scores, outline) -> str:
             f"{start}-{start + n - 1}{' (the part matching the request)' if any(scores[a:b]) else ''}; "
             f"line numbers are the file's own. Not shown: {'; '.join(parts)}."]
     outside = [u for u in range(n) if (u < a or u >= b)]
-    picks = sorted(u for u in outside if scores[u] > 0)[:OUTLINE_LINES]
+    picks = sorted((u for u in outside if scores[u] > 0), key=lambda u: (-scores[u], u))[:OUTLINE_LINES]
     picks += sorted(u for u in outside if u in outline and u not in picks)[: OUTLINE_LINES - len(picks)]
     if picks:
         note.append("Lines outside the window that match the request or outline the file:")

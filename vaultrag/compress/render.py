@@ -1,7 +1,7 @@
 """Stage 5, render: kept lines in their original order, every gap marked with what it held."""
 from __future__ import annotations
 
-from .clean import Units
+from .clean import Units, cut_line
 from .select import MARKER_COST
 
 
@@ -29,7 +29,7 @@ def render(units: Units, chosen: list[bool]) -> str:
     return "\n".join(out)
 
 
-def render_lead(units: Units, chosen: list[bool]) -> str:
+def render_lead(units: Units, chosen: list[bool], line_chars: int) -> str:
     """The chosen lines only, in order, with `...` where lines were skipped (a preview's digest:
     every byte is worth more than a gap count)."""
     out: list[str] = []
@@ -38,7 +38,7 @@ def render_lead(units: Units, chosen: list[bool]) -> str:
         if chosen[u]:
             if skipped and out:
                 out.append("...")
-            out.append(units.texts[u])
+            out.append(cut_line(units.texts[u], line_chars))
             skipped = False
         elif units.texts[u].strip():
             skipped = True

@@ -151,7 +151,7 @@ PYTEST_SECTION_RE = re.compile(r"^=+ (FAILURES|ERRORS) =+$|^=+ (short test summa
 # A failure's id line: what to read first when only a preview reaches the model.
 FAILURE_ID_RE = re.compile(
     r"^(?:(?:FAILED|ERROR) \S+::\S*"  # pytest short test summary
-    r"|test \S+ \.\.\. FAILED$"  # cargo test
+    r"|test \S+.* \.\.\. FAILED$"  # cargo test
     r"|[ \t]*(?:[\u00d7\u2717\u2718\u2716\u274c]|FAIL) \S"  # vitest / jest
     r"|error\[E\d+\]: "  # rustc
     r"|[ \t]*\u25cf \S)",  # jest "● Suite › test"

@@ -36,8 +36,10 @@ def shapes_of(view: View) -> list[str]:
     return shapes
 
 
-def priority_order(view: View, c: Classes, scores: list[float], prior: list[int], candidates: list[int]) -> list[int]:
-    """`candidates` in the order the budget should take them."""
+def priority_order(view: View, c: Classes, scores: list[float], prior: list[int], candidates: list[int]
+                   ) -> tuple[list[int], list[int]]:
+    """`candidates` in the order the budget should take them, and each unit's shape rank (how
+    many units of its class and shape come before it)."""
     cls, kind = c.cls, c.kind
     shapes = shapes_of(view)
     by_score = sorted(
@@ -63,7 +65,7 @@ def priority_order(view: View, c: Classes, scores: list[float], prior: list[int]
         return (cls[u], cls[u] == C_CONTEXT and u in c.later, rank[u], -prior[u], scores[u] <= 0, -size,
                 -scores[u], u)
 
-    return sorted(by_score, key=priority)
+    return sorted(by_score, key=priority), rank
 
 
 def fill(order: list[int], cls: list[int], cost: list[int], n: int, budget: int, content: bool) -> list[bool]:

@@ -6,12 +6,14 @@ the model only a preview.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from vaultrag.textutil import normalize
 
 from . import rules
-from .classify import C_ERROR, C_HEADER, C_MATCH, C_REST, C_RELEVANT, C_SUMMARY, Classes, View, classify
+from .classify import (C_CONTEXT, C_ERROR, C_HEADER, C_MATCH, C_REST, C_RELEVANT, C_SUMMARY, C_WARN, Classes, View,
+                       classify)
 from .clean import Units, clean, prepare, scrub_text
 from .rank import bm25, defined_names, intent_matches, intent_terms, path_prior, weighted_terms
 from .render import render, render_lead
@@ -24,9 +26,11 @@ MIN_BUDGET = 200  # below this not even the summary and a marker fit
 DEFINITION_BOOST = 2.0  # in file/search content, a definition matching the query is the answer
 STATUS_RELEVANCE_FLOOR = 0.3  # of the best line's score; below it a status line is filler
 NOISE_FACTOR = 0.5  # PASSED / ok lines are the bulk of a green run, rarely the point
-# The preview digest takes, in this order: summaries, failure ids, then the other error lines
-# (E lines, raising frames) by shape variety, then intent matches.
-_LEAD_RANK = {C_SUMMARY: 0, C_MATCH: 3}
+# The preview digest: a summary shape repeated (`test result: ok.` per crate) is shown once, a
+# failing one up to this many times; a digest line is cut to this length.
+LEAD_SAME_SUMMARIES = 3
+LEAD_LINE_CHARS = 240
+_FAILING_RE = re.compile(r"\b(?:FAILED|FAIL|ERROR|[1-9]\d* (?:failed|failures?|errors?))\b")
 
 
 @dataclass(frozen=True)
@@ -35,6 +39,7 @@ class Plan:
     view: View
     classes: Classes
     order: list[int]
+    rank: list[int]  # shape rank: earlier units of the same class and shape
     cost: list[int]
 
 
@@ -78,8 +83,8 @@ def plan(text: str, budget: int, query: str = "", prompt: str = "", content: boo
     candidates = [u for u in range(n) if not view.blank[u]
                   and (content or c.cls[u] < C_RELEVANT or scores[u] >= floor > 0)]
     ranked = [match_scores[u] if c.cls[u] == C_MATCH else scores[u] for u in range(n)]
-    order = priority_order(view, c, ranked, prior, candidates)
-    return Plan(units, view, c, order, [len(units.text(u)) + 1 for u in range(n)])
+    order, rank = priority_order(view, c, ranked, prior, candidates)
+    return Plan(units, view, c, order, rank, [len(units.text(u)) + 1 for u in range(n)])
 
 
 def compress_text(
@@ -131,29 +136,34 @@ def compress_planned(text: str, budget_chars: int, **kw) -> tuple[str, Plan | No
 
 
 def lead_text(p: Plan, budget: int) -> str:
-    """The digest of an output for the first ~2 KB a client preview shows: summary lines, failure
-    ids, the other error lines (E lines, raising frames, messages), intent matches, in output order."""
-    cls, kind = p.classes.cls, p.classes.kind
+    """The digest of an output for the first ~2 KB a client preview shows, in output order: the
+    summary lines (failing ones and one of each shape), failure ids, intent matches, the other
+    error lines (E lines, raising frames, messages), their context, warnings, the outline."""
+    cls, kind, rank = p.classes.cls, p.classes.kind, p.rank
 
     def lead_rank(u: int) -> int | None:
-        if cls[u] in _LEAD_RANK:
-            return _LEAD_RANK[cls[u]]
-        if cls[u] == C_ERROR:
-            return 1 if kind[u] == "id" else 2
-        return None
+        c = cls[u]
+        if c == C_SUMMARY:
+            failing = _FAILING_RE.search(p.units.texts[u]) is not None
+            return 0 if rank[u] == 0 or (failing and rank[u] < LEAD_SAME_SUMMARIES) else None
+        if c == C_ERROR:
+            return 1 if kind[u] == "id" else 3
+        if c == C_CONTEXT:
+            return None if u in p.classes.later else 4
+        return {C_MATCH: 2, C_WARN: 5, C_HEADER: 6}.get(c)
 
     pos = {u: i for i, u in enumerate(p.order)}
     picks = sorted((r, pos[u], u) for u in p.order if (r := lead_rank(u)) is not None)
     chosen = [False] * len(p.units)
     used = 0
     for _, _, u in picks:
-        cost = len(p.units.texts[u]) + 5  # the line, its newline, maybe a "..." line
+        cost = min(len(p.units.texts[u]), LEAD_LINE_CHARS) + 5  # the line, its newline, maybe a "..." line
         if used + cost <= budget:
             chosen[u] = True
             used += cost
-    out = render_lead(p.units, chosen)
+    out = render_lead(p.units, chosen, LEAD_LINE_CHARS)
     while len(out) > budget and any(chosen):  # "..." lines overshot: drop the last picks
         last = max((pos[u], u) for u in range(len(chosen)) if chosen[u])[1]
         chosen[last] = False
-        out = render_lead(p.units, chosen)
+        out = render_lead(p.units, chosen, LEAD_LINE_CHARS)
     return scrub_text(out)[0][:budget]
