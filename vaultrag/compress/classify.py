@@ -68,6 +68,7 @@ class Classes:
     definitions: set[int]
     later: set[int]  # context lines 2.. after an error (the first one after each comes first)
     section: list[int]  # size in lines of a header's section
+    ids: set[int]  # failure id lines (pytest FAILED/ERROR summary, cargo "... FAILED", rustc error[E..])
 
     def promote(self, hits, c: int, k: str = "") -> None:
         for u in hits:
@@ -78,7 +79,7 @@ class Classes:
 
 def classify(view: View, units: Units) -> Classes:
     n = len(view.texts)
-    out = Classes([C_REST] * n, [""] * n, set(), set(), [0] * n)
+    out = Classes([C_REST] * n, [""] * n, set(), set(), [0] * n, set())
     headers = _headers(view)
     if view.content:
         out.definitions, headers["def0"] = _definitions(view)
@@ -122,8 +123,9 @@ def _definitions(view: View) -> tuple[set[int], set[int]]:
 def _events(view: View, out: Classes) -> None:
     """Errors (and the lines after each) and warnings of a status output."""
     n = len(view.texts)
+    passing = {bisect_right(view.starts, m.start()) - 1 for m in rules.PASSING_RE.finditer(view.joined)}
     for c, rule in ((C_ERROR, rules.ERROR), (C_WARN, rules.WARN)):
-        hits = rule.lines(view.joined, view.starts, view.texts)
+        hits = rule.lines(view.joined, view.starts, view.texts) - passing
         if len(hits) > max(8, n // 3):  # not discriminative here: let relevance decide
             continue
         out.promote(hits, c)
@@ -136,7 +138,7 @@ def _events(view: View, out: Classes) -> None:
     for u in rules.FAILURE_ID_RE.finditer(view.joined):
         i = bisect_right(view.starts, u.start()) - 1
         if out.cls[i] == C_ERROR:
-            out.kind[i] = "id"
+            out.ids.add(i)
 
 
 def _pytest(view: View, out: Classes) -> None:

@@ -123,7 +123,7 @@ def intent_terms(intent: str, tool_input: str) -> dict[str, float]:
             elif len(word) < MIN_TERM_CHARS or word in STOPWORDS or word in INTENT_GENERIC:
                 continue
             terms[word] = max(terms.get(word, 0.0), weight)
-        for acronym in _acronyms(text or ""):
+        for acronym in _acronyms(text or "") if digits else ():  # a person's words, not a command's
             terms.setdefault(acronym, weight)
     return dict(sorted(terms.items(), key=lambda kv: (-kv[1], kv[0]))[:MAX_QUERY_TERMS])
 

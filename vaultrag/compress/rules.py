@@ -157,3 +157,5 @@ FAILURE_ID_RE = re.compile(
     r"|[ \t]*\u25cf \S)",  # jest "● Suite › test"
     re.M,
 )
+# A test that passed or was skipped, whatever its reason says ("SKIPPED (Could not find ...)").
+PASSING_RE = re.compile(r"^\S+::\S+.* (?:PASSED|SKIPPED|XFAIL|XPASS)\b|^\S+\.py \S*::\S+ (?:PASSED|SKIPPED)\b", re.M)

@@ -29,7 +29,8 @@ NOISE_FACTOR = 0.5  # PASSED / ok lines are the bulk of a green run, rarely the 
 # The preview digest: a summary shape repeated (`test result: ok.` per crate) is shown once, a
 # failing one up to this many times; a digest line is cut to this length.
 LEAD_SAME_SUMMARIES = 3
-LEAD_LINE_CHARS = 240
+LEAD_LINE_CHARS = 400  # pytest warning lines run to ~300 characters
+LEAD_IDS = 10  # failure ids before the first E lines; the rest come after the error lines
 _FAILING_RE = re.compile(r"\b(?:FAILED|FAIL|ERROR|[1-9]\d* (?:failed|failures?|errors?))\b")
 
 
@@ -138,25 +139,31 @@ def compress_planned(text: str, budget_chars: int, **kw) -> tuple[str, Plan | No
 def lead_text(p: Plan, budget: int) -> str:
     """The digest of an output for the first ~2 KB a client preview shows, in output order: the
     summary lines (failing ones and one of each shape), failure ids, intent matches, the other
-    error lines (E lines, raising frames, messages), their context, warnings, the outline."""
-    cls, kind, rank = p.classes.cls, p.classes.kind, p.rank
+    error lines (E lines, raising frames) and the message line after each, warnings, the outline."""
+    cls, rank = p.classes.cls, p.rank
 
     def lead_rank(u: int) -> int | None:
         c = cls[u]
+        if u in p.classes.ids:
+            return 1
         if c == C_SUMMARY:
             failing = _FAILING_RE.search(p.units.texts[u]) is not None
             return 0 if rank[u] == 0 or (failing and rank[u] < LEAD_SAME_SUMMARIES) else None
         if c == C_ERROR:
-            return 1 if kind[u] == "id" else 3
-        if c == C_CONTEXT:
-            return None if u in p.classes.later else 4
+            return 3
+        if c == C_CONTEXT:  # the line right after an error (its message) competes with the errors
+            return None if u in p.classes.later else 3
         return {C_MATCH: 2, C_WARN: 5, C_HEADER: 6}.get(c)
 
     pos = {u: i for i, u in enumerate(p.order)}
-    picks = sorted((r, pos[u], u) for u in p.order if (r := lead_rank(u)) is not None)
+    ids = sorted(p.classes.ids)
+    late_ids = set(ids[LEAD_IDS:])
+    # within a rank: one line of each shape before repeats (a panic message before a second panic)
+    picks = sorted((4 if u in late_ids else r, rank[u] if r == 3 else 0, pos[u], u)
+                   for u in p.order if (r := lead_rank(u)) is not None)
     chosen = [False] * len(p.units)
     used = 0
-    for _, _, u in picks:
+    for *_, u in picks:
         cost = min(len(p.units.texts[u]), LEAD_LINE_CHARS) + 5  # the line, its newline, maybe a "..." line
         if used + cost <= budget:
             chosen[u] = True
