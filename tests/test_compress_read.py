@@ -187,3 +187,36 @@ def test_property_window_invariants(body, start, prompt):
     if "REDACTED" in (out.tool_response["file"]["content"] if out else ""):
         return  # hypothesis built something secret-looking: the window is scrubbed, not verbatim
     check_window(lines, out, start=start)
+
+
+def run_post_tool_use(payload: dict, vault: Path) -> dict | None:
+    import json
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "VAULTRAG_VAULT": str(vault)}
+    script = Path(__file__).resolve().parents[1] / "hooks" / "post_tool_use.py"
+    res = subprocess.run([sys.executable, str(script)], input=json.dumps(payload).encode(), env=env,
+                         capture_output=True, timeout=60, check=True)
+    return json.loads(res.stdout) if res.stdout.strip() else None
+
+
+def test_hook_leaves_a_real_source_read_alone_and_windows_a_huge_one(vault):
+    import base64
+
+    small = Path(base64.__file__)  # a real 20 KB standard-library source
+    text = small.read_text(encoding="utf-8")
+    assert 8_000 < len(text) <= READ_INTACT_CHARS
+    base = {"session_id": "s", "transcript_path": "", "cwd": "/tmp", "hook_event_name": "PostToolUse",
+            "tool_name": "Read", "tool_use_id": "t"}
+    payload = {**base, "tool_input": {"file_path": str(small)}, "tool_response": read_response(text, str(small))}
+    assert run_post_tool_use(payload, vault) is None
+    lines = big_source()
+    payload = {**base, "tool_input": {"file_path": "/r/db.py"},
+               "tool_response": read_response("\n".join(lines), "/r/db.py")}
+    out = run_post_tool_use(payload, vault)["hookSpecificOutput"]
+    assert out["hookEventName"] == "PostToolUse"
+    f = out["updatedToolOutput"]["file"]
+    assert set(f) >= {"filePath", "content", "numLines", "startLine", "totalLines"}
+    assert "Read offset=" in out["additionalContext"] and len(out["additionalContext"]) < 10_000

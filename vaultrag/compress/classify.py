@@ -123,9 +123,8 @@ def _definitions(view: View) -> tuple[set[int], set[int]]:
 def _events(view: View, out: Classes) -> None:
     """Errors (and the lines after each) and warnings of a status output."""
     n = len(view.texts)
-    passing = {bisect_right(view.starts, m.start()) - 1 for m in rules.PASSING_RE.finditer(view.joined)}
     for c, rule in ((C_ERROR, rules.ERROR), (C_WARN, rules.WARN)):
-        hits = rule.lines(view.joined, view.starts, view.texts) - passing
+        hits = {u for u in rule.lines(view.joined, view.starts, view.texts) if not rules.PASSING_RE.match(view.texts[u])}
         if len(hits) > max(8, n // 3):  # not discriminative here: let relevance decide
             continue
         out.promote(hits, c)
