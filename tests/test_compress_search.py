@@ -180,3 +180,26 @@ def test_corpus_search_outputs_keep_every_intent_line(folder, tmp_path):
         text = rendered(tool, out.tool_response if out else resp).split("\n")
         missing = [w for w in wanted if w not in text]
         assert not missing, (prompt, missing[:3])
+
+
+# Other needs on a real listing (the rust-lang/book `rg -l "fn main"` output), phrased as a person would.
+OTHER_NEEDS = [
+    ("list the Rust source files, e.g. the chapter-21 web-server listings", r"/ch21-web-server/"),
+    ("where's the multithreaded web server example", r"/ch21-web-server/"),
+    ("the guessing game program", r"/ch02-guessing-game"),
+    ("smart pointer examples like Box and Rc", r"/ch15-smart-pointers/"),
+]
+
+
+@pytest.mark.skipif(not (CORPUS / "rg-l-fn-main-book").is_dir(), reason="tool-output corpus not present")
+@pytest.mark.parametrize("prompt,where", OTHER_NEEDS)
+def test_real_listing_keeps_every_file_of_another_need(prompt, where):
+    output = (CORPUS / "rg-l-fn-main-book" / "output.txt").read_text(encoding="utf-8")
+    names = [ln for ln in output.split("\n") if ln]
+    resp = {"mode": "files_with_matches", "numFiles": len(names), "filenames": names}
+    out = compress_tool_output("Grep", {"pattern": "fn main", "output_mode": "files_with_matches"}, resp,
+                               prompt=prompt, budget_chars=BUDGET)
+    wanted = [n for n in names if re.search(where, n)]
+    assert 5 <= len(wanted) < len(names) / 5
+    assert len(out["filenames"]) < len(names)
+    assert [n for n in wanted if n not in out["filenames"]] == []

@@ -104,6 +104,11 @@ MIN_TERM_CHARS = 3  # "db", "io" are too ambiguous as word pieces; digits are ex
 STEM_KEEP = 4  # a word over this length also matches its forms: its first len-2 chars (at least 4)
 MAX_TERM_SHARE = 0.25  # a term on over a quarter of the lines describes the output, not a part of it
 MATCH_FRACTION = 0.5  # a line scoring at least half the best line's score answers the intent
+ACRONYM_WORD_CHARS = 4  # "the llm package" is no acronym; "command line interface" is
+# A path the person names ("under llm/", "src/python/txtai/ann"): a line under it answers the intent
+# however many lines are, so it is exempt from MAX_TERM_SHARE and matched as a path, not pieces.
+_PATH_MENTION_RE = re.compile(r"(?<![\w/.:-])((?:\./)?[\w.-]+/(?:[\w.-]+/?)*)")
+PATH_TERM = "path:"
 _WORD_RE = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
 
 
@@ -125,21 +130,17 @@ def intent_terms(intent: str, tool_input: str) -> dict[str, float]:
             terms[word] = max(terms.get(word, 0.0), weight)
         for acronym in _acronyms(text or "") if digits else ():  # a person's words, not a command's
             terms.setdefault(acronym, weight)
+        for mention in _PATH_MENTION_RE.findall(text or "") if digits else ():
+            terms[PATH_TERM + mention.lstrip("./").lower()] = weight
     return dict(sorted(terms.items(), key=lambda kv: (-kv[1], kv[0]))[:MAX_QUERY_TERMS])
 
 
 def _acronyms(text: str) -> list[str]:
-    """Initials of runs of 3-4 consecutive words ("approximate nearest neighbour" -> ann): paths
-    abbreviate (ann/, llm/, cli/) what a person writes out."""
+    """Initials of three consecutive long words ("approximate nearest neighbour" -> ann, "command
+    line interface" -> cli): paths abbreviate what a person writes out."""
     words = [w.lower() for w in re.findall(r"[A-Za-z]+", text)][: MAX_QUERY_TERMS * 2]
-    out = []
-    for size in (3, 4):
-        for i in range(len(words) - size + 1):
-            run = words[i:i + size]
-            if any(w in _SMALL_WORDS for w in run):
-                continue
-            out.append("".join(w[0] for w in run))
-    return out
+    return ["".join(w[0] for w in words[i:i + 3]) for i in range(len(words) - 2)
+            if all(len(w) >= ACRONYM_WORD_CHARS and w not in _SMALL_WORDS for w in words[i:i + 3])]
 
 
 _SMALL_WORDS = frozenset("a an and the of to in on for or is are be by with at as it its".split())
@@ -176,6 +177,9 @@ def intent_matches(lines: list[str], terms: dict[str, float], named: dict[int, s
         joined = lower
     starts = offsets(lines)
     for term, weight in terms.items():
+        if term.startswith(PATH_TERM):
+            _path_scores(lower, starts, term[len(PATH_TERM):], weight, scores)
+            continue
         short = term.isdigit() or len(term) <= STEM_KEEP
         needle = term if short else term[: max(STEM_KEEP, len(term) - 2)]
         hit: dict[int, int] = {}
@@ -200,6 +204,24 @@ def intent_matches(lines: list[str], terms: dict[str, float], named: dict[int, s
     if best <= 0:
         return set(), scores
     return {u for u in range(n) if scores[u] >= MATCH_FRACTION * best}, scores
+
+
+def _path_scores(lower: str, starts: list[int], path: str, weight: float, scores: list[float]) -> None:
+    """Add weight x idf to the lines holding `path` at a path boundary (`./llm/x.py`, `/repo/llm/`)."""
+    if not path:
+        return
+    n = len(starts)
+    hit: set[int] = set()
+    i = lower.find(path)
+    while i != -1:
+        j = i + len(path)
+        if (i == 0 or lower[i - 1] in "/\n \t'\"") and (path.endswith("/") or j >= len(lower) or lower[j] in "/:.\n \t"):
+            hit.add(bisect_right(starts, i) - 1)
+        i = lower.find(path, i + 1)
+    if hit:
+        idf = math.log(1.0 + (n - len(hit) + 0.5) / (len(hit) + 0.5))
+        for u in hit:
+            scores[u] += weight * max(idf, 0.1)
 
 
 def _same_word(term: str, pieces: set[str]) -> bool:

@@ -36,6 +36,7 @@ _FAILING_RE = re.compile(r"\b(?:FAILED|FAIL|ERROR|[1-9]\d* (?:failed|failures?|e
 
 @dataclass(frozen=True)
 class Plan:
+    text: str  # the cleaned text the plan was made from
     units: Units
     view: View
     classes: Classes
@@ -85,7 +86,7 @@ def plan(text: str, budget: int, query: str = "", prompt: str = "", content: boo
                   and (content or c.cls[u] < C_RELEVANT or scores[u] >= floor > 0)]
     ranked = [match_scores[u] if c.cls[u] == C_MATCH else scores[u] for u in range(n)]
     order, rank = priority_order(view, c, ranked, prior, candidates)
-    return Plan(units, view, c, order, rank, [len(units.text(u)) + 1 for u in range(n)])
+    return Plan(text, units, view, c, order, rank, [len(units.text(u)) + 1 for u in range(n)])
 
 
 def compress_text(

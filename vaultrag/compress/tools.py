@@ -196,7 +196,7 @@ def _bash(tool_input, response, budget, threshold, spill_dir, kw) -> Compressed 
         return Compressed(out) if out is not None else None
     # Shortened: say where the whole output is and, if the client will show only a preview,
     # put the digest first.
-    full = "\n".join(clean(response[k]) for k in fields if response[k])
+    full = "\n".join(plans[k].text if k in plans else clean(response[k]) for k in fields if response[k])
     head = _where(full, size, spill_dir)
     lead = ""
     if size > PERSIST_CHARS and plans:
