@@ -220,3 +220,13 @@ def test_hook_leaves_a_real_source_read_alone_and_windows_a_huge_one(vault):
     f = out["updatedToolOutput"]["file"]
     assert set(f) >= {"filePath", "content", "numLines", "startLine", "totalLines"}
     assert "Read offset=" in out["additionalContext"] and len(out["additionalContext"]) < 10_000
+
+
+def test_context_rule_hits_in_code_leave_the_read_alone():
+    # what the scrubber's context rules flag in real code: variables and documented examples
+    text = "\n".join(["def login(value):", "    username, password = value",
+                      "    url = 'smb://myuser:mypassword@myserver.com/share'", "    return username"] * 40)
+    assert compress_tool_output("Read", {"file_path": "/r/auth.py"}, read_response(text)) is None
+    text_with_key = text + f"\nTOKEN = '{SECRET}'"
+    f = compress_tool_output("Read", {"file_path": "/r/auth.py"}, read_response(text_with_key))["file"]
+    assert f["content"].startswith(text) and SECRET not in f["content"]

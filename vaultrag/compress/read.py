@@ -8,15 +8,23 @@ kept. What was left out is named in a note (PostToolUse `additionalContext`) wit
 arguments that show it (`offset` is a 1-based line number, `limit` a line count), plus the lines
 outside the window that match the request or outline the file, each with its true number.
 
-Secrets: a Read below the threshold that holds a secret comes back with only the secret's span
+Secrets: a Read that holds a secret identified by its own shape (a provider token such as `ghp_...`
+or `AKIA...`, a private key block, a JWT: `READ_REDACT_RULES`) comes back with only that span
 replaced by `[REDACTED:rule]` (the scrubber keeps every other byte and every line break), and the
-note says so. Nothing secret reaches the model (the project's invariant), numbering is unchanged,
-an Edit elsewhere in the file still matches, and an Edit quoting the placeholder fails to match
+note says so. Nothing secret of that kind reaches the model (the project's invariant), numbering is
+unchanged, an Edit elsewhere still matches, and an Edit quoting the placeholder fails to match
 instead of writing it into the file; the note asks the agent never to write the placeholder back.
+The scrubber's context rules (a value after `password =`, a long string near "token", `user:pass@`
+in a URL) are not applied to a Read: in source code they fire on variables and documented examples
+(`username, password = value`; 20 of the 2,813 site-packages files below the threshold, every one
+a false positive) and would alter the very lines an agent edits.
 """
 from __future__ import annotations
 
+import re
 from bisect import bisect_right
+
+from vaultrag.scrubber import VENDOR_RULES
 
 from . import rules
 from .clean import scrub_text
@@ -31,6 +39,9 @@ READ_INTACT_CHARS = 64_000
 # The window kept of a larger Read (~6k tokens): a whole class or a few functions, with the rest
 # one Read call away.
 READ_WINDOW_CHARS = 24_000
+# Rules whose match is a secret by its shape alone, applied to what a Read shows (see above).
+READ_REDACT_RULES = frozenset(VENDOR_RULES) | {"pem-private-key", "putty-private-key", "jwt"}
+_PLACEHOLDER_RE = re.compile(r"\[REDACTED:([\w-]+)\]")
 WINDOW_LEAD_LINES = 20  # lines kept above the first match: its decorator, docstring, heading
 OUTLINE_LINES = 12  # lines named in the note from outside the window
 OUTLINE_LINE_CHARS = 120
@@ -46,19 +57,34 @@ def compress_read(tool_input: dict, response: dict, prompt: str) -> tuple[dict, 
     path = str(file.get("filePath") or tool_input.get("file_path") or "")
     chose_window = isinstance(tool_input.get("limit"), int)  # the agent asked for exactly this
     if len(content) <= READ_INTACT_CHARS or chose_window:
-        clean, found = scrub_text(content)
-        if not found:
+        clean = redact(content)
+        if clean == content:
             return None
         return {**response, "file": {**file, "content": clean}}, _redaction_note(content, clean, start, path)
     lines = content.split("\n")
     scores, outline = _scores(lines, prompt, path)
     a, b = _window(lines, scores)
-    window, _ = scrub_text("\n".join(lines[a:b]))
+    window = redact("\n".join(lines[a:b]))
     new_file = {**file, "content": window, "startLine": start + a, "numLines": b - a,
                 "truncatedByTokenCap": True}
     if not isinstance(file.get("totalLines"), int):
         new_file["totalLines"] = start + len(lines) - 1
     return {**response, "file": new_file}, _window_note(lines, a, b, start, path, scores, outline)
+
+
+def redact(text: str) -> str:
+    """`text` with the secrets of READ_REDACT_RULES replaced, every other line byte-identical."""
+    clean, found = scrub_text(text)
+    if not found:
+        return text
+    before, after = text.split("\n"), clean.split("\n")
+    if len(before) != len(after):  # the scrubber keeps line breaks; if not, hide everything it found
+        return clean
+    out = []
+    for x, y in zip(before, after):
+        names = _PLACEHOLDER_RE.findall(y) if x != y else []
+        out.append(x if names and not READ_REDACT_RULES.intersection(names) else y)
+    return "\n".join(out)
 
 
 def _scores(lines: list[str], prompt: str, path: str) -> tuple[list[float], set[int]]:
