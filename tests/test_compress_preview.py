@@ -140,3 +140,33 @@ def test_real_long_outputs_preview_carries_the_summary_and_failure_ids(folder, t
     missing = [m for m in key if m not in head]
     assert not missing, missing[:3]
     assert len(out["stdout"].split("[... the compressed output in its own order follows ...]")[0]) <= PREVIEW_CHARS
+
+
+def test_failed_command_digest_for_post_tool_use_failure():
+    from vaultrag.compress import digest_tool_failure
+
+    log = failing_pytest_log()
+    # the client middle-truncates PostToolUseFailure's `error` at 10,000 characters (reference §1.4)
+    error = "Exit code 1\n" + log[:5000] + f"\n... [{len(log) - 10000} characters truncated] ...\n" + log[-5000:]
+    digest = digest_tool_failure("Bash", {"command": "pytest -q"}, error)
+    assert digest is not None and len(digest) <= PREVIEW_CHARS
+    assert "14 failed, 700 passed in 12.04s" in digest
+    for i in range(8):
+        assert f"FAILED tests/test_checkout.py::test_checkout_total_{i} " in digest, i
+    assert digest_tool_failure("Bash", {"command": "false"}, "Exit code 1\nshort") is None
+    assert digest_tool_failure("Read", {}, error) is None
+
+
+def test_hook_answers_post_tool_use_failure_with_the_digest(vault):
+    import subprocess
+
+    log = failing_pytest_log()
+    payload = {"session_id": "s", "transcript_path": "", "cwd": "/tmp", "hook_event_name": "PostToolUseFailure",
+               "tool_name": "Bash", "tool_input": {"command": "pytest"}, "tool_use_id": "t",
+               "error": "Exit code 1\n" + log[-9000:]}
+    code = "import sys; from vaultrag.hooks import main; sys.exit(main('PostToolUseFailure'))"
+    res = subprocess.run([sys.executable, "-c", code], input=json.dumps(payload).encode(), capture_output=True,
+                         env={**os.environ, "VAULTRAG_VAULT": str(vault)}, timeout=60, check=True)
+    out = json.loads(res.stdout)["hookSpecificOutput"]
+    assert out["hookEventName"] == "PostToolUseFailure"
+    assert "14 failed, 700 passed" in out["additionalContext"] and len(out["additionalContext"]) < 10_000

@@ -177,6 +177,11 @@ def handle(payload: dict, expected: str) -> str | None:
                                      threshold_chars=cfg.compress_threshold_chars)
         note = {"additionalContext": new.note} if new is not None and new.note else {}
         return _emit(event, updatedToolOutput=new.tool_response, **note) if new is not None else None
+    if event == "PostToolUseFailure":  # a failed command's output cannot be replaced: add its digest
+        from .compress import digest_tool_failure
+
+        digest = digest_tool_failure(str(tool), tool_input, payload.get("error"))
+        return _emit(event, additionalContext=digest) if digest else None
     return None
 
 

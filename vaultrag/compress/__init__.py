@@ -2,8 +2,9 @@
 
 `compress_post_tool_use(tool_name, tool_input, tool_response, prompt=...)` returns a replacement
 `tool_response` in exactly the tool's Output shape plus an optional note for `additionalContext`,
-or None when nothing should change (`compress_tool_output` returns only the response). Stages,
-one module each:
+or None when nothing should change (`compress_tool_output` returns only the response).
+`digest_tool_failure` gives PostToolUseFailure's additionalContext for a long failed Bash output.
+Stages, one module each:
 
   clean.py     ANSI, carriage returns, control bytes, xdist prefixes out; long lines cut; runs of
                lines equal up to noise (times, addresses) folded into one line plus a count
@@ -26,7 +27,8 @@ from __future__ import annotations
 from .read import READ_INTACT_CHARS, READ_WINDOW_CHARS
 from .text import BUDGET_CHARS, compress_text
 from .tools import (PERSIST_CHARS, PREVIEW_CHARS, THRESHOLD_CHARS, Compressed, compress_post_tool_use,
-                    compress_tool_output)
+                    compress_tool_output, digest_tool_failure)
 
-__all__ = ["compress_tool_output", "compress_post_tool_use", "compress_text", "Compressed", "BUDGET_CHARS",
+__all__ = ["compress_tool_output", "compress_post_tool_use", "compress_text", "digest_tool_failure", "Compressed",
+           "BUDGET_CHARS",
            "THRESHOLD_CHARS", "READ_INTACT_CHARS", "READ_WINDOW_CHARS", "PERSIST_CHARS", "PREVIEW_CHARS"]

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from .clean import clean, scrub_text
 from .read import compress_read
 from .spill import bounded, spill
-from .text import BUDGET_CHARS, MIN_BUDGET, compress_planned, compress_text, lead_text
+from .text import BUDGET_CHARS, MIN_BUDGET, compress_planned, compress_text, lead_text, plan
 
 # Below this there is little to gain and every omission risks losing context: pass through.
 THRESHOLD_CHARS = 8000
@@ -25,6 +25,10 @@ PERSIST_CHARS = 30_000
 # characters (§2.6). The note and the digest stay within this, with room to spare.
 PREVIEW_CHARS = 1800
 LEAD_END = "[... the compressed output in its own order follows ...]"
+# PostToolUseFailure gives a failing Bash command's output as `error`, middle-truncated by the
+# client at 10,000 characters (reference §1.4), and takes no replacement, only additionalContext.
+# Above this size a digest of it goes next to the result, small enough to arrive whole.
+FAILURE_DIGEST_MIN_CHARS = 4000
 
 # Tools whose output is file or search content rather than a process reporting its status: there
 # an "error" word is data, not an event, so error/warning classes are off and definitions count.
@@ -149,6 +153,25 @@ def compress_post_tool_use(tool_name: str, tool_input: dict, tool_response: obje
         return _compress(tool_name, tool_input, tool_response, prompt or "", max(int(budget_chars), MIN_BUDGET),
                          threshold_chars, spill_dir)
     except Exception:  # never break a tool call over a compression problem
+        return None
+
+
+def digest_tool_failure(tool_name: str, tool_input: dict, error: object, *, prompt: str | None = None,
+                        budget_chars: int = PREVIEW_CHARS) -> str | None:
+    """additionalContext for a PostToolUseFailure of Bash: the summary lines, failure ids and their
+    key lines of the failed command's output, or None (short output, another tool, any error)."""
+    try:
+        if tool_name != "Bash" or not isinstance(error, str) or len(error) <= FAILURE_DIGEST_MIN_CHARS:
+            return None
+        tool_input = tool_input if isinstance(tool_input, dict) else {}
+        command = _text(tool_input.get("command"))
+        kind = command_kind(command)
+        head = "vaultrag: the key lines of the failed command's output (summary, failures, errors):"
+        p = plan(clean(error), max(int(budget_chars), MIN_BUDGET), command, prompt or "", kind is not None,
+                 _text(tool_input.get("description")), kind == "search")
+        lead = lead_text(p, max(int(budget_chars), MIN_BUDGET) - len(head) - 1)
+        return f"{head}\n{lead}" if lead else None
+    except Exception:  # fail open
         return None
 
 
