@@ -26,10 +26,11 @@ before/after table on the same machine.
 from __future__ import annotations
 
 import argparse
+import atexit
 import difflib
 import json
 import re
-import os
+import shutil
 import statistics
 import sys
 import tempfile
@@ -45,7 +46,8 @@ import vaultrag.compress as VC  # noqa: E402
 PREVIEW = 2000  # what the model sees of a persisted Bash result (reference §2.6)
 PERSIST = 30_000  # Bash results above this many characters are persisted by the client
 READ_INTACT = getattr(VC, "READ_INTACT_CHARS", 64_000)
-SPILL_DIR = Path(tempfile.mkdtemp(prefix="compress-bench-"))
+SPILL_DIR = Path(tempfile.mkdtemp(prefix="compress-bench-"))  # full-output files, removed at exit
+atexit.register(shutil.rmtree, SPILL_DIR, True)
 # The same needs as the corpus intents, in other words (held-out style; written for this bench).
 PARAPHRASES = {
     "find-name-py-txtai": "where do the approximate nearest neighbour index implementations live",
@@ -192,6 +194,36 @@ def one_megabyte(corpus: Path, runs: int) -> float:
     return statistics.median(times) * 1000
 
 
+def versus(old_file: Path, corpus: Path, rounds: int) -> dict:
+    """CPU ms (time.process_time, median of `rounds`) of the 1 MB call for a single-file compressor
+    (e.g. main's vaultrag/compress.py) and this code, alternating in one process: CPU time of
+    interleaved calls is the comparison machine load disturbs least."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("compress_versus", old_file)
+    old = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(old)
+    biggest = max((p / "output.txt" for p in corpus.iterdir() if (p / "output.txt").exists()),
+                  key=lambda p: p.stat().st_size)
+    text = biggest.read_text(encoding="utf-8", errors="replace")
+    while len(text) < 1_000_000:
+        text += "\n" + text
+    text = text[:1_000_000]
+    resp = {"stdout": text, "stderr": "", "interrupted": False, "isImage": False}
+    args = ("Bash", {"command": "pytest"}, resp)
+    kw = {"prompt": "which tests fail and why", "budget_chars": 4000}
+    times: dict[str, list[float]] = {"before": [], "after": [], "before_text": [], "after_text": []}
+    for _ in range(rounds):
+        for key, fn in (("before", lambda: old.compress_tool_output(*args, **kw)),
+                        ("after", lambda: call(*args[:3], kw["prompt"], 4000)),
+                        ("before_text", lambda: old.compress_text(text, query="pytest", **kw)),
+                        ("after_text", lambda: VC.compress_text(text, query="pytest", **kw))):
+            t0 = time.process_time()
+            fn()
+            times[key].append(time.process_time() - t0)
+    return {k: statistics.median(v) * 1000 for k, v in times.items()}
+
+
 def read_files(site: Path) -> list[Path]:
     exts = (".py", ".pyi", ".md", ".rst")
     return sorted(p for p in site.rglob("*") if p.suffix in exts and p.is_file())
@@ -246,6 +278,8 @@ def main(argv=None) -> int:
     ap.add_argument("--budget", type=int, default=4000, help="the hook's default (hooks.compress_budget_chars)")
     ap.add_argument("--out", type=Path, default=REPO / "benchmarks" / "results" / "compress.md")
     ap.add_argument("--code", default=str(REPO), help="checkout to import vaultrag from")
+    ap.add_argument("--versus", type=Path, default=None,
+                    help="a single-file compressor (main's vaultrag/compress.py) to time against, interleaved")
     ap.add_argument("--site-packages", type=Path, default=None,
                     help="folder of real source/doc files for the Read check (default: this venv's)")
     args = ap.parse_args(argv)
@@ -262,7 +296,8 @@ def main(argv=None) -> int:
     lines = [
         "# PostToolUse compression benchmark",
         "",
-        f"Command: `python benchmarks/compress_bench.py --runs {args.runs} --budget {args.budget}` "
+        f"Command: `python benchmarks/compress_bench.py --runs {args.runs} --budget {args.budget}"
+        f"{f' --versus {args.versus}' if args.versus else ''}` "
         f"(code: {code}; corpus `{args.corpus.name}`, {len(rows)} outputs; prompt = each output's intent)",
         "",
         f"- median reduction on outputs over 20 KB: **{statistics.median(big):.1%}** ({len(big)} outputs)"
@@ -279,6 +314,12 @@ def main(argv=None) -> int:
     ]
     for name, ratio in pairs.items():
         lines.append(f"- run1/run2 similarity of compressed `{name}`: **{ratio:.3f}** (difflib ratio)")
+    if args.versus is not None:
+        v = versus(args.versus, args.corpus, args.runs)
+        lines.append(f"- 1 MB Bash call, CPU ms (median of {args.runs}, interleaved with `{args.versus}`): "
+                     f"**{v['after']:.0f}** vs {v['before']:.0f} (x{v['after'] / v['before']:.2f}); "
+                     f"compress_text alone {v['after_text']:.0f} vs {v['before_text']:.0f} "
+                     f"(x{v['after_text'] / v['before_text']:.2f})")
     if site is not None and site.is_dir():
         ri = read_intact(site)
         lines += [

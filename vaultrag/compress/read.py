@@ -30,7 +30,7 @@ from . import rules
 from .clean import scrub_text
 from .rank import defined_names, intent_matches, intent_terms
 
-# Data (python benchmarks/compress_bench.py --read-sizes, on the .py/.pyi/.md/.rst files of the
+# Data (benchmarks/compress_bench.py, its "file sizes" line: the .py/.pyi/.md/.rst files of the
 # project venv's site-packages, 2,918 files): median 4.8 KB, p90 33 KB, p95 53 KB, 96.4% below
 # 64 KB, 98.0% below 100 KB. Claude Code's own Read stops at 2,000 lines and a token cap
 # (auto-paginated, `truncatedByTokenCap`) around 25k tokens, so a Read over 64 KB is rare and
