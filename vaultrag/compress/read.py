@@ -31,8 +31,8 @@ from .clean import scrub_text
 from .rank import defined_names, intent_matches, intent_terms
 
 # Data (benchmarks/compress_bench.py, its "file sizes" line: the .py/.pyi/.md/.rst files of the
-# project venv's site-packages, 2,918 files): median 4.8 KB, p90 33 KB, p95 53 KB, 96.4% below
-# 64 KB, 98.0% below 100 KB. Claude Code's own Read stops at 2,000 lines and a token cap
+# project venv's site-packages, 2,917 files): median 4.8 KB, p90 33 KB, p95 53 KB, 96.4% below
+# 64 KB, 98.1% below 100 KB. Claude Code's own Read stops at 2,000 lines and a token cap
 # (auto-paginated, `truncatedByTokenCap`) around 25k tokens, so a Read over 64 KB is rare and
 # already costs over 16k tokens; below it nothing is ever changed.
 READ_INTACT_CHARS = 64_000
