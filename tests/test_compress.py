@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from vaultrag import compress as C
 from vaultrag.compress import BUDGET_CHARS, THRESHOLD_CHARS, compress_text, compress_tool_output
+from vaultrag.compress.tools import command_kind, is_content_command
 
 REPO = Path(__file__).resolve().parents[1]
 CORPUS = REPO.parent / "shared" / "corpora" / "tool-outputs"
@@ -178,37 +178,6 @@ def test_bash_shape_preserved_and_summary_verbatim():
     assert GAP_RE.search(s)
 
 
-def test_read_shape_and_real_line_numbers():
-    content = source_file()
-    resp = {"type": "text", "file": {"filePath": "/r/db.py", "content": content, "numLines": 3000,
-                                     "startLine": 1, "totalLines": 3000}}
-    out = compress_tool_output("Read", {"file_path": "/r/db.py"}, resp, prompt="how is insert_all implemented")
-    assert out is not None and out["type"] == "text"
-    f = out["file"]
-    assert set(f) == set(resp["file"])
-    assert f["filePath"] == "/r/db.py" and f["startLine"] == 1 and f["totalLines"] == 3000
-    assert f["numLines"] == f["content"].count("\n") + 1
-    assert "  1501\t    def insert_all(self, records, batch_size=100):" in f["content"]
-    assert "     1\tclass Widget0:" in f["content"]
-    # every kept line carries its true number; every gap names its range
-    lines = content.split("\n")
-    for line in f["content"].split("\n"):
-        m = re.match(r"^ *(\d+)\t(.*)$", line)
-        if m:
-            assert lines[int(m.group(1)) - 1] == m.group(2)
-        else:
-            assert re.match(r"^\[\.\.\. lines? \d+(-\d+)? omitted \.\.\.\]$", line), line
-
-
-def test_read_with_offset_numbers_from_start_line():
-    content = source_file(2000)
-    resp = {"type": "text", "file": {"filePath": "/r/x.py", "content": content, "numLines": 2000,
-                                     "startLine": 501, "totalLines": 9000}}
-    f = compress_tool_output("Read", {"file_path": "/r/x.py", "offset": 501}, resp)["file"]
-    assert f["content"].startswith("   501\tclass Widget0:")
-    assert f["totalLines"] == 9000
-
-
 def test_grep_content_mode_shape():
     content = grep_output()
     resp = {"mode": "content", "numFiles": 40, "filenames": [], "content": content, "numLines": 901}
@@ -339,14 +308,22 @@ def test_status_word_in_file_content_is_not_an_error():
 
 
 def test_is_content_command():
-    assert C._is_content_command("grep -rn foo .")
-    assert C._is_content_command("cd src && rg -n 'x' | head -50")
-    assert C._is_content_command("git log -p -- a.py")
-    assert C._is_content_command("LC_ALL=C sudo cat /var/log/syslog")
-    assert not C._is_content_command(". .venv/bin/activate && pytest -x")
-    assert not C._is_content_command("git push origin main")
-    assert not C._is_content_command("cargo test 2>&1 | tail -50")
-    assert not C._is_content_command("")
+    assert is_content_command("grep -rn foo .")
+    assert is_content_command("cd src && rg -n 'x' | head -50")
+    assert is_content_command("git log -p -- a.py")
+    assert is_content_command("LC_ALL=C sudo cat /var/log/syslog")
+    assert not is_content_command(". .venv/bin/activate && pytest -x")
+    assert not is_content_command("git push origin main")
+    assert not is_content_command("cargo test 2>&1 | tail -50")
+    assert not is_content_command("")
+
+
+def test_command_kind_separates_searches_from_other_content():
+    for cmd in ("grep -rn foo .", "rg --files", "find . -name '*.py'", "ls -R", "git ls-files", "tree src"):
+        assert command_kind(cmd) == "search", cmd
+    for cmd in ("git log -p", "git diff a b", "cat x.py", "git blame f.py"):
+        assert command_kind(cmd) == "content", cmd
+    assert command_kind("pytest -q") is None
 
 
 # ----------------------------------------------------------------------------------- stability
@@ -431,7 +408,9 @@ def test_one_megabyte_is_fast():
     text = text[:1_000_000]
     t0 = time.perf_counter()
     compress_tool_output("Bash", {"command": "pytest"}, bash(text), prompt="which tests fail")
-    assert time.perf_counter() - t0 < 1.5  # generous: CI machines are shared; benchmark reports the real figure
+    # Only a pathological (quadratic) slowdown fails this: the machine is shared and noisy, and the
+    # real figure is benchmarks/compress_bench.py's, side by side with the previous code.
+    assert time.perf_counter() - t0 < 6.0
 
 
 # ----------------------------------------------------------------------------------- corpus
@@ -447,13 +426,15 @@ def _corpus_call(meta: dict, output: str):
 
 
 @pytest.mark.skipif(not CORPUS.is_dir(), reason="tool-output corpus not present")
-def test_corpus_must_keep_and_reduction():
+def test_corpus_must_keep_and_reduction(tmp_path):
     reductions, missing = [], []
     for folder in sorted(p for p in CORPUS.iterdir() if (p / "meta.json").exists()):
         meta = json.loads((folder / "meta.json").read_text())
         output = (folder / "output.txt").read_text(encoding="utf-8", errors="replace")
         (tool, tool_input, resp), rendered = _corpus_call(meta, output)
-        out = compress_tool_output(tool, tool_input, resp, prompt=meta.get("intent"))
+        if tool == "Read":
+            continue  # one window of a Read cannot hold its first and last line: test_compress_read.py
+        out = compress_tool_output(tool, tool_input, resp, prompt=meta.get("intent"), spill_dir=tmp_path)
         text_in, text_out = rendered(tool, resp), rendered(tool, out or resp)
         missing += [(meta["id"], s) for s in meta.get("must_keep", []) if s not in text_out]
         if len(text_in.encode()) > 20_000:
@@ -481,25 +462,6 @@ def test_property_budget_determinism_no_crash(lines, budget, query):
     assert isinstance(out, str) and len(out) <= budget
     assert out == compress_text(text, query=query, budget_chars=budget)
     assert "\x1b" not in out
-
-
-@settings(max_examples=30, deadline=None)
-@given(st.lists(st.text(min_size=1, max_size=60), min_size=1, max_size=300), st.integers(1, 50))
-def test_property_read_lines_keep_true_numbers(lines, start):
-    lines = ["", ""] + [re.sub(r"[\x00-\x1f\x7f]", " ", ln).rstrip() or "x" for ln in lines]
-    text = "\n".join(lines)
-    out = compress_text(text, budget_chars=600, content=True, first_line=start)
-    if len(text) <= 600:
-        assert out == text
-        return
-    for kept in out.split("\n"):
-        m = re.match(r"^ *(\d+)\t(.*)$", kept)
-        if m:
-            i = int(m.group(1)) - start
-            assert 0 <= i < len(lines)
-            assert m.group(2) == lines[i] or "chars omitted" in m.group(2)
-        else:
-            assert kept == "" or re.match(r"^\[\.\.\. lines? \d+(-\d+)? omitted \.\.\.\]$", kept), kept
 
 
 # Tool shapes beyond the dev corpus: the failure block must survive a long green run around it.

@@ -173,13 +173,19 @@ def handle(payload: dict, expected: str) -> str | None:
             return None
         return context_for(pretool_query(str(tool), tool_input), session, event, cfg)
     if event == "PostToolUse":
-        from .compress import compress_tool_output
+        from .compress import compress_post_tool_use
 
         prompt = latest_user_prompt(payload.get("transcript_path") or "")
-        new = compress_tool_output(str(tool), tool_input, payload.get("tool_response"), prompt=prompt,
-                                   budget_chars=cfg.compress_budget_chars,
-                                   threshold_chars=cfg.compress_threshold_chars)
-        return _emit(event, updatedToolOutput=new) if new is not None else None
+        new = compress_post_tool_use(str(tool), tool_input, payload.get("tool_response"), prompt=prompt,
+                                     budget_chars=cfg.compress_budget_chars,
+                                     threshold_chars=cfg.compress_threshold_chars)
+        note = {"additionalContext": new.note} if new is not None and new.note else {}
+        return _emit(event, updatedToolOutput=new.tool_response, **note) if new is not None else None
+    if event == "PostToolUseFailure":  # a failed command's output cannot be replaced: add its digest
+        from .compress import digest_tool_failure
+
+        digest = digest_tool_failure(str(tool), tool_input, payload.get("error"))
+        return _emit(event, additionalContext=digest) if digest else None
     return None
 
 

@@ -1,0 +1,101 @@
+"""Stage 4, select: the priority order of the lines, then a greedy fill of the budget.
+
+Order: by class; within a class, a line whose shape (digits, quotes, brackets masked) was already
+taken comes after the first of every other shape, so the budget buys variety before repetition.
+Each class may take only its share of the budget in a first pass, so that no class starves the
+others; a second pass fills what is left in the same order. A line opening a new gap pays for the
+gap's marker.
+"""
+from __future__ import annotations
+
+import re
+
+from . import rules
+from .classify import C_CONTEXT, C_MATCH, C_RELEVANT, Classes, View
+from .clean import mask
+
+SHAPE_DECAY = 0.5  # relevance divisor per earlier pick of the same line shape: variety first
+MARKER_COST = 30  # approximate length of a gap marker line, paid when a new gap opens
+# Share of the budget each class may take before every other class had its turn (first pass):
+# summary, match, edge, error, context, warn, header, relevant, rest.
+CLASS_SHARES = (0.30, 0.75, 0.15, 0.50, 0.20, 0.15, 0.35, 0.40, 1.0)
+# In file/search content the outline (definitions, files, commits) is what a reader scans first.
+CONTENT_SHARES = (0.30, 0.75, 0.15, 0.50, 0.20, 0.15, 0.50, 0.30, 1.0)
+
+_SHAPE_SUBS = [
+    (re.compile(r"\[[^\]\n]*\]"), "[]"),
+    (re.compile(r"'[^'\n]*'|\"[^\"\n]*\"|`[^`\n]*`"), "''"),
+]
+_DIGITS = str.maketrans("0123456789", "##########")
+
+
+def shapes_of(view: View) -> list[str]:
+    shapes = mask(view.joined, _SHAPE_SUBS).translate(_DIGITS).split("\n")
+    if len(shapes) != len(view.texts):
+        shapes = [mask(t, _SHAPE_SUBS).translate(_DIGITS) for t in view.texts]
+    return shapes
+
+
+def priority_order(view: View, c: Classes, scores: list[float], prior: list[int], candidates: list[int]
+                   ) -> tuple[list[int], list[int]]:
+    """`candidates` in the order the budget should take them, and each unit's shape rank (how
+    many units of its class and shape come before it)."""
+    cls, kind = c.cls, c.kind
+    shapes = shapes_of(view)
+    by_score = sorted(
+        candidates,
+        key=lambda u: (cls[u], -scores[u] if cls[u] >= C_RELEVANT or cls[u] == C_MATCH else -c.section[u],
+                       shapes[u], u),
+    )
+    seen: dict[tuple[int, str], int] = {}
+    rank = [0] * len(cls)
+    for u in by_score:
+        if kind[u] in ("def", "def0") or cls[u] == C_MATCH:
+            continue  # every intent match and definition counts, however alike they look
+        k = (cls[u], shapes[u])
+        rank[u] = seen.get(k, 0)
+        seen[k] = rank[u] + 1
+
+    def priority(u: int):
+        if cls[u] == C_MATCH:  # the strongest matches first, then in output order
+            return (cls[u], -round(scores[u], 6), u)
+        if cls[u] >= C_RELEVANT:
+            return (cls[u], -scores[u] / (1.0 + SHAPE_DECAY * rank[u]), shapes[u], u)
+        size = c.section[u] if kind[u] in rules.BY_SECTION else 0
+        return (cls[u], cls[u] == C_CONTEXT and u in c.later, rank[u], -prior[u], scores[u] <= 0, -size,
+                -scores[u], u)
+
+    return sorted(by_score, key=priority), rank
+
+
+def fill(order: list[int], cls: list[int], cost: list[int], n: int, budget: int, content: bool) -> list[bool]:
+    """Which units fit the budget, taken greedily in `order` within class shares, then without."""
+    chosen = [False] * n
+    used = 0
+    gaps = 1  # nothing chosen: everything is one gap
+
+    def try_add(u: int) -> bool:
+        nonlocal used, gaps
+        # u sits in a run of unchosen units: taking it removes, shrinks or splits that run.
+        at_start = u == 0 or chosen[u - 1]
+        at_end = u == n - 1 or chosen[u + 1]
+        delta = -1 if at_start and at_end else (0 if at_start or at_end else 1)
+        if used + cost[u] + (gaps + delta) * MARKER_COST > budget:
+            return False
+        chosen[u] = True
+        used += cost[u]
+        gaps += delta
+        return True
+
+    shares = CONTENT_SHARES if content else CLASS_SHARES
+    class_used = [0] * len(shares)
+    deferred = []
+    for u in order:
+        c = cls[u]
+        if class_used[c] + cost[u] > shares[c] * budget:
+            deferred.append(u)
+        elif try_add(u):
+            class_used[c] += cost[u]
+    for u in deferred:
+        try_add(u)
+    return chosen
