@@ -76,7 +76,7 @@ class _ProgressPrinter:
 
 
 def cmd_reindex(args) -> int:
-    from .indexer import reindex
+    from .api import reindex
 
     cfg = _config(args)
     report = reindex(cfg, full=args.full, progress=None if args.json else _ProgressPrinter(),
@@ -118,7 +118,7 @@ def render_report(r) -> str:
 
 
 def cmd_status(args) -> int:
-    from .status import status
+    from .api import status
 
     info = status(_config(args))
     if args.json:

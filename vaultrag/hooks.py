@@ -147,15 +147,16 @@ def latest_user_prompt(transcript_path: str, max_bytes: int = 256 * 1024) -> str
     return ""
 
 
-def handle(payload: dict, expected: str) -> str | None:
-    """Dispatch one hook call. Returns the single JSON line to print, or None."""
+def handle(payload: dict, expected: str, cfg=None) -> str | None:
+    """Dispatch one hook call. Returns the single JSON line to print, or None. A resident server
+    passes its warm `cfg`; a hook process loads it."""
     from .config import load_config
 
     event = payload.get("hook_event_name")
     if event != expected:
         log_line(f"{expected}: ignored event {event!r}")
         return None
-    cfg = load_config()
+    cfg = cfg or load_config()
     session = str(payload.get("session_id") or "")
     if event == "UserPromptSubmit":
         if payload.get("source") in SKIPPED_PROMPT_SOURCES:
