@@ -68,7 +68,7 @@ def check_query(query: Any) -> str:
         raise BadRequest("`query` must be a non-empty string")
     if len(query) > MAX_QUERY_CHARS:
         raise BadRequest(f"`query` is {len(query)} characters; the limit is {MAX_QUERY_CHARS}")
-    return query
+    return query.encode("utf-8", "replace").decode("utf-8")  # lone surrogates (valid JSON) -> "?"
 
 
 def _accepts(fn: Callable, name: str) -> bool:
@@ -191,8 +191,10 @@ class Service:
     """One config, a read-only Store per thread (reopened when a full rebuild swapped the file),
     one reindex at a time (`Busy` for the others). Thread-safe; used by `vaultrag serve` and `mcp`."""
 
-    def __init__(self, cfg: Config):
+    def __init__(self, cfg: Config, config_file: str | None = None):
         self.cfg = cfg
+        self.config_file = config_file  # the file cfg came from, if any (hooks naming another are refused)
+        self.identity: dict = {}  # set by the server: what a forwarded hook's environment must match
         self._local = threading.local()
         self._reindexing = threading.Lock()
         self._stores: list = []
@@ -200,7 +202,11 @@ class Service:
 
     @classmethod
     def from_args(cls, config_file: str | None = None, **overrides: Any) -> "Service":
-        return cls(load_config(config_file, **{k: v for k, v in overrides.items() if v is not None}))
+        from .config import config_file_path
+
+        cfg = load_config(config_file, **{k: v for k, v in overrides.items() if v is not None})
+        path, _ = config_file_path(config_file)
+        return cls(cfg, str(Path(path).expanduser().resolve()))
 
     def _store(self):
         """This thread's Store, reopened when the database file changed identity (full rebuild)."""
@@ -257,6 +263,13 @@ class Service:
             return reindex(self.cfg, full=full, progress=progress)
         finally:
             self._reindexing.release()
+
+    def drain(self, timeout_s: float) -> bool:
+        """Wait (up to `timeout_s`) for a running reindex to finish; True when none runs."""
+        if self._reindexing.acquire(timeout=timeout_s):
+            self._reindexing.release()
+            return True
+        return False
 
     def hook(self, event: str, payload: Any) -> str | None:
         """The line the command hook for `event` would print, or None (it would print nothing)."""

@@ -43,6 +43,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="show the best matches even when the evidence gate finds them too weak")
     p.add_argument("--explain", action="store_true", help="show each channel's rank and score per hit")
     p.add_argument("--context", action="store_true", help="print the Markdown context block a hook injects")
+    from .serve.cli import add_parsers  # serve, mcp, token (issue 16); their heavy imports are lazy
+    add_parsers(sub)
     return parser
 
 
@@ -146,7 +148,7 @@ def cmd_search(args) -> int:
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
-    handler = {"reindex": cmd_reindex, "status": cmd_status, "search": cmd_search}[args.command]
+    handler = getattr(args, "func", None) or {"reindex": cmd_reindex, "status": cmd_status, "search": cmd_search}[args.command]
     try:
         return handler(args)
     except VaultragError as exc:
