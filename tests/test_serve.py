@@ -21,6 +21,7 @@ from vaultrag import api  # noqa: E402
 from vaultrag.serve import auth, tokens  # noqa: E402
 from vaultrag.serve.app import build_app  # noqa: E402
 from vaultrag.serve.mcp_server import build_mcp, http_app  # noqa: E402
+from serve_fixtures import free_port, start_server  # noqa: E402
 
 BASE = "http://127.0.0.1:8765"
 PROMPT = {"hook_event_name": "UserPromptSubmit", "session_id": "s1", "prompt": "how long are daily snapshots kept?"}
@@ -191,37 +192,12 @@ def test_peer_uid_finds_the_owner_of_a_real_loopback_socket():
 
 
 # -- the real process ----------------------------------------------------------------------------
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def start_server(vault, db, sock, port, *extra):
-    cmd = [sys.executable, "-m", "vaultrag", "serve", "--vault", str(vault), "--store", str(db),
-           "--port", str(port), "--socket", str(sock), *extra]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise AssertionError(proc.stderr.read())
-        if os.path.exists(sock):
-            try:
-                with socket.create_connection(("127.0.0.1", port), timeout=1):
-                    return proc
-            except OSError:
-                pass
-        time.sleep(0.1)
-    proc.kill()
-    raise AssertionError("server did not start")
-
-
 def test_serve_process_port_taken_sigterm_cleans_up(vault, cfg_for, tmp_path):
     from vaultrag.serve_client import request
 
     cfg = cfg_for(vault)
     api.reindex(cfg)
-    sock, port = tmp_path / "s.sock", _free_port()
+    sock, port = tmp_path / "s.sock", free_port()
     proc = start_server(vault, cfg.db_path(), sock, port)
     try:
         pid = json.loads((tmp_path / "s.sock.pid").read_text())
@@ -247,6 +223,21 @@ def test_serve_process_port_taken_sigterm_cleans_up(vault, cfg_for, tmp_path):
 
 def test_non_loopback_bind_needs_tokens(vault, tmp_path):
     r = subprocess.run([sys.executable, "-m", "vaultrag", "serve", "--vault", str(vault), "--host", "0.0.0.0",
-                        "--port", str(_free_port()), "--socket", str(tmp_path / "x.sock")],
+                        "--port", str(free_port()), "--socket", str(tmp_path / "x.sock")],
                        capture_output=True, text=True, timeout=60)
     assert r.returncode == 1 and "create a token" in r.stderr and not (tmp_path / "x.sock").exists()
+
+
+def test_http_hook_snippet_and_mcp_json_point_at_real_routes(client):
+    from serve_fixtures import REPO
+
+    snippet = json.loads((REPO / "settings.http.snippet.json").read_text())
+    for event, groups in snippet["hooks"].items():
+        for h in (h for g in groups for h in g["hooks"]):
+            assert h["type"] == "http" and h["url"].endswith(f"/hooks/{event}") and "VAULTRAG_TOKEN" in h["allowedEnvVars"]
+            path = h["url"].split("8765", 1)[1]
+            body = {**PROMPT, "hook_event_name": event, "tool_name": "Grep", "tool_input": {"pattern": "snapshots"}}
+            r = client.post(path, json=body, headers={"Authorization": "Bearer "})  # the env var unset: no token
+            assert r.status_code == 200 and isinstance(r.json(), dict)
+    server = json.loads((REPO / ".mcp.json").read_text())["mcpServers"]["vaultrag"]
+    assert server["type"] == "stdio" and server["args"][-2:] == ["vaultrag", "mcp"]
