@@ -183,6 +183,13 @@ def handle(payload: dict, expected: str, cfg=None) -> str | None:
 def main(expected: str) -> int:
     """Entry point of a hook script: always exit 0."""
     started = time.monotonic()
+    try:  # a running `vaultrag serve` answers through its Unix socket (stdlib client); else run here
+        from .serve_client import forwarded
+
+        if forwarded(expected):
+            return 0
+    except Exception as exc:
+        log_line(f"{expected}: forwarding failed: {type(exc).__name__}")
 
     def on_alarm(*_):
         raise Deadline()

@@ -74,8 +74,8 @@ def forwarded(event: str, sock: str | None = None) -> bool:
         if len(raw) > MAX_STDIN_BYTES:
             return False  # the in-process path logs and skips it
         status, out = request(sock, "POST", f"/hooks/{event}", raw, headers={IDENTITY_HEADER: identity()})
-    except (ConnectionError, FileNotFoundError):
-        return _restore(raw)  # a stale socket file: no server behind it
+    except (ConnectionError, FileNotFoundError, http.client.HTTPException):
+        return _restore(raw)  # a stale socket file (no server behind it), or not a vaultrag server
     except OSError as exc:  # timeout or a broken server: fail open, like the hook itself
         _log(f"{event}: server at {sock}: {type(exc).__name__}: {exc}")
         return True
