@@ -264,6 +264,27 @@ class Service:
         finally:
             self._reindexing.release()
 
+    @staticmethod
+    def keep_embedder_loaded() -> None:
+        """The indexer loads its model on each reindex (~1.5 s for the bundled one); a resident
+        process keeps the first it loaded. (A seam for it in the indexer would be cleaner: it takes
+        no embedder argument today.) Idempotent; a failed load is not kept, so it is retried."""
+        from . import embedder
+
+        if getattr(embedder.load_embedder, "keeps_loaded", False):
+            return
+        original, cache, lock = embedder.load_embedder, {}, threading.Lock()
+
+        def load_embedder(spec=None, **kw):
+            key = (spec, tuple(sorted(kw.items())))
+            with lock:
+                if key not in cache:
+                    cache[key] = original(spec, **kw)
+                return cache[key]
+
+        load_embedder.keeps_loaded = True
+        embedder.load_embedder = load_embedder
+
     def drain(self, timeout_s: float) -> bool:
         """Wait (up to `timeout_s`) for a running reindex to finish; True when none runs."""
         if self._reindexing.acquire(timeout=timeout_s):

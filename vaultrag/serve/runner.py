@@ -124,6 +124,7 @@ def serve(service: Service, opts: ServeOptions, *, ready=None) -> int:
         pid_file.write_text(json.dumps({"pid": os.getpid(), "host": opts.host, "port": tcp.getsockname()[1],
                                         "socket": sock_path, "db": str(service.cfg.db_path())}), encoding="utf-8")
         _warm(service)
+        service.keep_embedder_loaded()  # POST /reindex and --watch reuse one loaded model
         app = build_app(service, policy, mcp_app=http_app(build_mcp(service)))
         service.identity = _identity(service)
         if opts.watch:
