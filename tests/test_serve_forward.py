@@ -99,3 +99,14 @@ def test_stale_socket_falls_back_and_a_hung_server_fails_open(vault, cfg_for, tm
         assert r.returncode == 0 and r.stdout == "" and time.monotonic() - t < 10
     finally:
         listener.close()
+
+
+def test_the_bare_http_client_parses_what_servers_send():
+    from vaultrag.serve_client import _parse_response
+
+    assert _parse_response(b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\n{}junk") == (200, b"{}")
+    assert _parse_response(b"HTTP/1.1 409 Conflict\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n2\r\nde\r\n0\r\n\r\n") \
+        == (409, b"abcde")
+    for bad in (b"", b"SSH-2.0-OpenSSH\r\n", b"HTTP/1.1 200 OK\r\ncontent-length: 2"):
+        with pytest.raises(ConnectionError):
+            _parse_response(bad)
