@@ -298,6 +298,8 @@ class Service:
 
         if not isinstance(payload, dict):
             raise BadRequest("the hook input must be a JSON object")
+        if _accepts(hooks.handle, "store"):
+            return hooks.handle(payload, event, cfg=self.cfg, store=self._store())
         if _accepts(hooks.handle, "cfg"):
             return hooks.handle(payload, event, cfg=self.cfg)
         return hooks.handle(payload, event)

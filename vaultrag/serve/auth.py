@@ -57,14 +57,15 @@ def peer_uid(ip: str, port: int, proc: Path = Path("/proc/net")) -> int | None |
         return False
     for table, local in _proc_form(ip, port):
         try:
-            with open(proc / table, encoding="ascii") as fh:
-                next(fh, None)
-                for line in fh:
-                    cols = line.split()
-                    if len(cols) > 7 and cols[1] == local:
-                        return int(cols[7])
+            with open(proc / table, "rb") as fh:
+                data = fh.read()
         except OSError:
             continue
+        at = data.find(b": " + local.encode() + b" ")  # "  sl: local remote st ... uid ..."
+        if at >= 0:
+            cols = data[at:data.find(b"\n", at)].split()
+            if len(cols) > 7 and cols[7].isdigit():
+                return int(cols[7])
     return None
 
 
