@@ -241,3 +241,17 @@ def test_http_hook_snippet_and_mcp_json_point_at_real_routes(client):
             assert r.status_code == 200 and isinstance(r.json(), dict)
     server = json.loads((REPO / ".mcp.json").read_text())["mcpServers"]["vaultrag"]
     assert server["type"] == "stdio" and server["args"][-2:] == ["vaultrag", "mcp"]
+
+
+def test_mcp_over_http_checks_token_and_role(service, token_file):
+    reader, _ = tokens.create_token("reader", path=token_file)
+    maint, _ = tokens.create_token("maintainer", path=token_file)
+    mcp_headers = {"Accept": "application/json, text/event-stream", "MCP-Protocol-Version": "2025-06-18"}
+    call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "reindex", "arguments": {}}}
+    with make_client(service, token_file) as c:
+        assert c.post("/mcp", json=call, headers=mcp_headers).status_code == 401
+        r = c.post("/mcp", json=call, headers={**mcp_headers, "Authorization": f"Bearer {reader}"})
+        assert r.status_code == 200 and r.json()["result"]["isError"] and "maintainer" in r.text
+        r = c.post("/mcp", json=call, headers={**mcp_headers, "Authorization": f"Bearer {maint}"})
+        assert r.status_code == 200 and not r.json()["result"].get("isError"), r.text
+        assert '"scanned": 7' in r.json()["result"]["content"][0]["text"].replace(":7", ": 7")

@@ -7,10 +7,8 @@ Same fail-open rules as the hook: never raises, never blocks past FORWARD_TIMEOU
 """
 from __future__ import annotations
 
-import io
 import json
 import os
-import socket
 import sys
 import time
 
@@ -41,6 +39,8 @@ def request(path: str, method: str, route: str, body: bytes | None = None, timeo
     """One HTTP/1.1 exchange over the Unix socket at `path`: (status, body). Written on the bare
     socket: http.client pulls in the email package, ~5 ms of a hook's start (30 ms under load).
     Raises ConnectionError for a reply that is not HTTP, OSError (socket.timeout) past `timeout`."""
+    import socket  # here, not at the top: a hook with no server to talk to never pays for it
+
     deadline = time.monotonic() + timeout
     body = body or b""
     head = [f"{method} {route} HTTP/1.1", "Host: localhost", "Connection: close", f"Content-Length: {len(body)}",
@@ -122,6 +122,8 @@ def forwarded(event: str, sock: str | None = None) -> bool:
 
 
 def _restore(raw: bytes) -> bool:
+    import io
+
     sys.stdin = io.TextIOWrapper(io.BytesIO(raw), encoding="utf-8")
     return False
 
