@@ -54,9 +54,10 @@ def summary(xs) -> dict:
             "max_ms": round(max(xs), 2) if xs else None}
 
 
-def post(port: int, path: str, body: dict, conn: http.client.HTTPConnection | None = None) -> tuple[int, bytes]:
+def post(port: int, path: str, body: dict, conn: http.client.HTTPConnection | None = None,
+         timeout: float = 30) -> tuple[int, bytes]:
     own = conn is None
-    conn = conn or http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    conn = conn or http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
     try:
         conn.request("POST", path, body=json.dumps(body), headers={"Content-Type": "application/json"})
         r = conn.getresponse()
@@ -143,7 +144,7 @@ def load_test(port, seconds, clients=8) -> dict:
 
     def reindexer():
         while not stop.is_set():
-            status, _ = post(port, "/reindex", {"full": True})
+            status, _ = post(port, "/reindex", {"full": True}, timeout=900)
             reindexes["n"] += 1
             reindexes["statuses"].append(status)
 

@@ -255,3 +255,42 @@ def test_mcp_over_http_checks_token_and_role(service, token_file):
         r = c.post("/mcp", json=call, headers={**mcp_headers, "Authorization": f"Bearer {maint}"})
         assert r.status_code == 200 and not r.json()["result"].get("isError"), r.text
         assert '"scanned": 7' in r.json()["result"]["content"][0]["text"].replace(":7", ": 7")
+
+
+def test_sigterm_during_a_full_rebuild_stops_it_and_keeps_the_index(tmp_path, cfg_for):
+    import threading
+
+    from serve_fixtures import start_server
+    from vaultrag.serve_client import request
+
+    big = tmp_path / "big"
+    for i in range(1500):
+        d = big / f"f{i % 30}"
+        d.mkdir(parents=True, exist_ok=True)
+        (d / f"n{i}.md").write_text(f"# Note {i}\n\nAbout topic number {i} and the word quagga{i % 7}.\n")
+    cfg = cfg_for(big)
+    api.reindex(cfg)
+    sock = tmp_path / "b.sock"
+    proc = start_server(big, cfg.db_path(), sock, free_port())
+    answer = {}
+
+    def rebuild():
+        try:
+            answer["r"] = request(str(sock), "POST", "/reindex", b'{"full": true}', timeout=120)
+        except OSError as exc:
+            answer["r"] = (None, type(exc).__name__.encode())
+
+    t = threading.Thread(target=rebuild)
+    t.start()
+    time.sleep(1.5)
+    started = time.monotonic()
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(60) == 0
+    t.join(60)
+    assert time.monotonic() - started < 45  # not a whole rebuild's worth of waiting
+    status, body = answer["r"]
+    assert status in (None, 200, 503)
+    if status == 503:
+        assert json.loads(body)["code"] == "stopping"
+    assert api.search("topic number 42", cfg).status == "ok"  # the old index (or the finished new one) answers
+    assert not list(tmp_path.glob("*.rebuild-*")) and not sock.exists()

@@ -37,6 +37,10 @@ class Busy(VaultragError):
     """A reindex is already running in this process (HTTP 409)."""
 
 
+class Stopping(VaultragError):
+    """The resident process is shutting down; a running reindex stopped after its last file (HTTP 503)."""
+
+
 @dataclass(frozen=True)
 class Note:
     """A note or a line range of it, scrubbed: `text` holds lines `line_start`..`line_end` (1-based)."""
@@ -197,6 +201,7 @@ class Service:
         self.identity: dict = {}  # set by the server: what a forwarded hook's environment must match
         self._local = threading.local()
         self._reindexing = threading.Lock()
+        self._stopping = threading.Event()
         self._stores: list = []
         self._stores_lock = threading.Lock()
 
@@ -259,8 +264,16 @@ class Service:
             raise BadRequest(f"`full` must be true or false, got {full!r}")
         if not self._reindexing.acquire(blocking=False):
             raise Busy("a reindex is already running in this server; wait for it to finish")
+        def checked(done: int, total: int, path: str) -> None:
+            if self._stopping.is_set():  # raised between files: committed files stay, a full rebuild is dropped
+                raise Stopping("the server is stopping; reindex again after it restarts")
+            if progress:
+                progress(done, total, path)
+
         try:
-            return reindex(self.cfg, full=full, progress=progress)
+            if self._stopping.is_set():
+                raise Stopping("the server is stopping")
+            return reindex(self.cfg, full=full, progress=checked)
         finally:
             self._reindexing.release()
 
@@ -285,8 +298,14 @@ class Service:
         load_embedder.keeps_loaded = True
         embedder.load_embedder = load_embedder
 
+    def stop_reindex(self) -> None:
+        """From now on no reindex starts, and a running one stops after the file it is writing."""
+        self._stopping.set()
+
     def drain(self, timeout_s: float) -> bool:
-        """Wait (up to `timeout_s`) for a running reindex to finish; True when none runs."""
+        """Stop a running reindex after the file it is writing and wait (up to `timeout_s`) for it;
+        True when none runs. No reindex starts afterwards."""
+        self.stop_reindex()
         if self._reindexing.acquire(timeout=timeout_s):
             self._reindexing.release()
             return True

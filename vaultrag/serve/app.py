@@ -19,7 +19,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from .. import __version__
-from ..api import BadRequest, Busy, NotFound, Service
+from ..api import BadRequest, Busy, NotFound, Service, Stopping
 from ..errors import IndexCorrupt, IndexLocked, IndexMissing, VaultragError
 from .auth import ROLE_KEY, AuthMiddleware, Policy
 from .openapi import openapi_document
@@ -32,7 +32,7 @@ HOOK_MAX_BODY_BYTES = 32 * 1024 * 1024  # PostToolUse carries whole tool outputs
 REQUEST_TIMEOUT_S = 30.0  # a search takes ~10 ms at 38k chunks; 30 s means something is stuck
 REINDEX_TIMEOUT_S = 900.0  # a full rebuild of 38k notes takes ~27 s here; a slow disk may need minutes
 HOOK_EVENT_RE = re.compile(r"[A-Za-z]{1,40}")
-_STATUS = [(BadRequest, 400, "bad_request"), (NotFound, 404, "not_found"), (Busy, 409, "reindex_running"),
+_STATUS = [(BadRequest, 400, "bad_request"), (NotFound, 404, "not_found"), (Busy, 409, "reindex_running"), (Stopping, 503, "stopping"),
            (IndexLocked, 409, "index_locked"), (IndexMissing, 503, "no_index"), (IndexCorrupt, 503, "index_corrupt"),
            (VaultragError, 422, "vaultrag_error")]
 

@@ -28,7 +28,7 @@ DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8765
 MAX_CONNECTIONS = 64  # beyond this uvicorn answers 503 at once: bounded memory, no pile-up
 GRACEFUL_S = 30  # SIGTERM: requests in flight get this long to finish
-REINDEX_DRAIN_S = 60  # ... and a running reindex this long to commit its last file
+REINDEX_DRAIN_S = 30  # ... and a running reindex this long to commit the file it is writing and stop
 
 
 @dataclass(frozen=True)
@@ -134,7 +134,7 @@ def serve(service: Service, opts: ServeOptions, *, ready=None) -> int:
             watcher.start()
         config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on",
                                 limit_concurrency=MAX_CONNECTIONS, timeout_graceful_shutdown=GRACEFUL_S)
-        server = uvicorn.Server(config)
+        server = _Server(config, on_exit=service.stop_reindex)
         print(f"vaultrag: serving {service.cfg.vault} on http://{opts.host}:{tcp.getsockname()[1]} "
               f"and {sock_path}" + (" (watching)" if watcher else ""), file=sys.stderr, flush=True)
         if ready:
@@ -142,9 +142,9 @@ def serve(service: Service, opts: ServeOptions, *, ready=None) -> int:
         signal.signal(signal.SIGTERM, _exit_quietly)  # uvicorn re-raises SIGTERM after its graceful stop
         server.run(sockets=[tcp, unix])
     finally:
+        service.drain(REINDEX_DRAIN_S)  # first: the watcher may be waiting on a reindex
         if watcher:
             watcher.stop()
-        service.drain(REINDEX_DRAIN_S)
         service.close()
         for s in (tcp, unix):
             s.close()
@@ -154,6 +154,28 @@ def serve(service: Service, opts: ServeOptions, *, ready=None) -> int:
             except FileNotFoundError:
                 pass
     return 0
+
+
+def _server_class():
+    import uvicorn
+
+    class Server(uvicorn.Server):
+        """uvicorn's server, telling a running reindex to stop as soon as SIGTERM/Ctrl-C arrives,
+        so that the graceful shutdown does not wait on a rebuild of the whole vault."""
+
+        def __init__(self, config, on_exit):
+            super().__init__(config)
+            self.on_exit = on_exit
+
+        def handle_exit(self, sig, frame):
+            self.on_exit()
+            super().handle_exit(sig, frame)
+
+    return Server
+
+
+def _Server(config, on_exit):
+    return _server_class()(config, on_exit)
 
 
 def _exit_quietly(*_):

@@ -14,7 +14,7 @@ import os
 import threading
 from pathlib import Path
 
-from ..api import Busy, Service
+from ..api import Busy, Service, Stopping
 from ..errors import VaultragError
 
 log = logging.getLogger("vaultrag.serve.watch")
@@ -108,6 +108,8 @@ class Watcher:
             report = self.service.reindex(full=False)
         except Busy:
             return False
+        except Stopping:
+            return True
         except VaultragError as exc:
             log.warning("watch: reindex failed: %s", exc)
             return True
