@@ -138,3 +138,16 @@ def test_service_hook_is_what_the_command_hook_prints(cfg):
     assert hooks.handle({**payload, "session_id": "s2"}, "UserPromptSubmit", cfg=cfg) == out
     with pytest.raises(api.BadRequest):
         svc.hook("UserPromptSubmit", ["not", "an", "object"])
+
+
+def test_cli_and_facade_do_not_import_the_serve_stack(cfg):
+    import subprocess
+    import sys
+
+    code = ("import sys, json; from vaultrag.cli import build_parser; build_parser();"
+            "from vaultrag import api; api.status(api.load_config(vault=%r, db=%r));"
+            "print(json.dumps(sorted(sys.modules)))" % (str(cfg.vault), str(cfg.db_path())))
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    mods = set(json.loads(r.stdout))
+    assert "vaultrag.status" in mods
+    assert not {m for m in mods if m.split(".")[0] in ("mcp", "starlette", "uvicorn", "watchfiles", "anyio", "httpx")}
