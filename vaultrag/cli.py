@@ -47,6 +47,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print JSON instead of text")
     p.add_argument("--plugin-dir", help="also check the plugin at DIR (as run by `claude --plugin-dir DIR`)")
     p.add_argument("-v", "--verbose", action="store_true", help=argparse.SUPPRESS)
+    from .serve.cli import add_parsers  # serve, mcp, token (issue 16); their heavy imports are lazy
+    add_parsers(sub)
     return parser
 
 
@@ -80,7 +82,7 @@ class _ProgressPrinter:
 
 
 def cmd_reindex(args) -> int:
-    from .indexer import reindex
+    from .api import reindex
 
     cfg = _config(args)
     report = reindex(cfg, full=args.full, progress=None if args.json else _ProgressPrinter(),
@@ -122,7 +124,7 @@ def render_report(r) -> str:
 
 
 def cmd_status(args) -> int:
-    from .status import status
+    from .api import status
 
     info = status(_config(args))
     if args.json:
@@ -158,7 +160,8 @@ def cmd_doctor(args) -> int:
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
-    handler = {"reindex": cmd_reindex, "status": cmd_status, "search": cmd_search, "doctor": cmd_doctor}[args.command]
+    handler = getattr(args, "func", None) or {"reindex": cmd_reindex, "status": cmd_status, "search": cmd_search,
+                                               "doctor": cmd_doctor}[args.command]
     try:
         return handler(args)
     except VaultragError as exc:

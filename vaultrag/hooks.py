@@ -92,7 +92,7 @@ def _seen_key(hit) -> str:
     return f"{hit.path}|{hit.content_hash}|{hit.line_start}"
 
 
-def context_for(query: str, session_id: str, event: str, cfg) -> str | None:
+def context_for(query: str, session_id: str, event: str, cfg, store=None) -> str | None:
     """The hook output for `query`, or None (no evidence, or everything already injected)."""
     import dataclasses
 
@@ -102,7 +102,7 @@ def context_for(query: str, session_id: str, event: str, cfg) -> str | None:
     if not query.strip():
         return None
     # Retrieve with a generous budget first, drop what this session has seen, then fit the budget.
-    ans = search(query, cfg, max_tokens=cfg.hook_max_tokens * 4)
+    ans = search(query, cfg, max_tokens=cfg.hook_max_tokens * 4, store=store)
     if ans.status != "ok":
         return None
     seen = _load_seen(session_id)
@@ -147,8 +147,9 @@ def latest_user_prompt(transcript_path: str, max_bytes: int = 256 * 1024) -> str
     return ""
 
 
-def handle(payload: dict, expected: str) -> str | None:
-    """Dispatch one hook call. Returns the single JSON line to print, or None."""
+def handle(payload: dict, expected: str, cfg=None, store=None) -> str | None:
+    """Dispatch one hook call. Returns the single JSON line to print, or None. A resident server
+    passes its warm `cfg` and open `store`; a hook process loads and opens them."""
     from .config import load_config
 
     event = payload.get("hook_event_name")
@@ -159,19 +160,19 @@ def handle(payload: dict, expected: str) -> str | None:
         from .session_start import session_message
 
         return session_message(payload)
-    cfg = load_config()
+    cfg = cfg or load_config()
     session = str(payload.get("session_id") or "")
     if event == "UserPromptSubmit":
         if payload.get("source") in SKIPPED_PROMPT_SOURCES:
             return None
         prompt = payload.get("prompt")
-        return context_for(prompt, session, event, cfg) if isinstance(prompt, str) else None
+        return context_for(prompt, session, event, cfg, store) if isinstance(prompt, str) else None
     tool = payload.get("tool_name")
     tool_input = payload.get("tool_input") if isinstance(payload.get("tool_input"), dict) else {}
     if event == "PreToolUse":
         if tool not in cfg.pretool_tools:
             return None
-        return context_for(pretool_query(str(tool), tool_input), session, event, cfg)
+        return context_for(pretool_query(str(tool), tool_input), session, event, cfg, store)
     if event == "PostToolUse":
         from .compress import compress_post_tool_use
 
@@ -192,6 +193,13 @@ def handle(payload: dict, expected: str) -> str | None:
 def main(expected: str) -> int:
     """Entry point of a hook script: always exit 0."""
     started = time.monotonic()
+    try:  # a running `vaultrag serve` answers through its Unix socket (stdlib client); else run here
+        from .serve_client import forwarded
+
+        if forwarded(expected):
+            return 0
+    except Exception as exc:
+        log_line(f"{expected}: forwarding failed: {type(exc).__name__}")
 
     def on_alarm(*_):
         raise Deadline()
