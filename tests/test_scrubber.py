@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 
 from vaultrag import scrubber
 from vaultrag.scrubber import GENERIC_RULES, RULES, VENDOR_RULES, Finding, scrub, summarize
+from vaultrag.scrubber.vendors import ALPHABETS, PREFIXED
 
 B62 = string.digits + string.ascii_uppercase + string.ascii_lowercase
 ALNUM = string.ascii_letters + string.digits
@@ -86,6 +87,19 @@ def discord_token(rng: random.Random) -> str:
 def uuid4(rng: random.Random) -> str:
     h = pick(rng, HEX, 32)
     return f"{h[:8]}-{h[8:12]}-4{h[13:16]}-a{h[17:20]}-{h[20:]}"
+
+
+def prefixed_secret(rng: random.Random, entry: tuple) -> str:
+    """A token of a `vendors.PREFIXED` entry: its prefix plus a random body of its alphabet."""
+    _, prefix, alphabet, lo, hi = entry
+    chars = ALPHABET_CHARS[alphabet]
+    return prefix + pick(rng, chars, rng.randint(lo, hi))
+
+
+ALPHABET_CHARS = {"hex": HEX, "HEX": HEX.upper(), "Hex": HEX + "ABCDEF", "b62": ALNUM,
+                  "a36": string.ascii_lowercase + string.digits, "A36": string.ascii_uppercase + string.digits,
+                  "url": URLSAFE, "b64": B64, "b64url=": URLSAFE + "=", "a36url": string.ascii_lowercase + string.digits + "_-",
+                  "b32": string.ascii_uppercase + "234567"}
 
 
 # rule -> factory(rng) -> (text as it would be pasted, the secret that must disappear)
@@ -171,6 +185,41 @@ FACTORIES = {
         "NRAK-" + pick(r, string.ascii_uppercase + string.digits, 27)),
     "atlassian-api-token": lambda r: (lambda s: (f"jira token {s} (expires in a year)", s))(
         "ATATT3xFfGF0" + pick(r, URLSAFE, 180) + "=" + pick(r, HEX, 8)),
+    "azure-ad-client-secret": lambda r: (lambda s: (f'<add key="ida:ClientSecret" value="{s}" />', s))(
+        pick(r, URLSAFE + "~.", 3) + str(r.randint(0, 9)) + "Q~" + pick(r, URLSAFE + "~.", 34)),
+    "azure-cognitive-key": lambda r: (lambda s: (f"Ocp-Apim-Subscription-Key: {s}", s))(
+        pick(r, ALNUM, 52) + "JQQJ9" + pick(r, ALNUM, 27)),
+    "azure-devops-pat": lambda r: (lambda s: (f"git clone https://me:{s}@dev.azure.com/o/p", s))(
+        pick(r, ALNUM, 52) + "AZDO" + pick(r, ALNUM, 28)),
+    "gcp-oauth-refresh-token": lambda r: (lambda s: (f"refresh: {s}", s))("1//0" + pick(r, URLSAFE, 60)),
+    "teams-webhook": lambda r: (lambda s: (f"https://acme.webhook.office.com/webhookb2/{s}", s))(
+        f"{uuid4(r)}@{uuid4(r)}/IncomingWebhook/{pick(r, HEX, 32)}/{uuid4(r)}"),
+    "mailchimp-api-key": lambda r: (lambda s: (f"client.set_config({{'api_key': '{s}'}})", s))(
+        pick(r, HEX, 32) + f"-us{r.randint(1, 21)}"),
+    "hubspot-token": lambda r: (lambda s: (f"HUBSPOT={s}", s))(f"pat-{r.choice(['na1', 'eu1'])}-{uuid4(r)}"),
+    "plaid-token": lambda r: (lambda s: (f"got {s}", s))(f"access-{r.choice(['sandbox', 'production'])}-{uuid4(r)}"),
+    "launchdarkly-key": lambda r: (lambda s: (f"ld.init('{s}')", s))(f"sdk-{uuid4(r)}"),
+    "braintree-token": lambda r: (lambda s: (f"gateway = {s}", s))(
+        f"access_token$production${pick(r, HEX, 16)}${pick(r, HEX, 32)}"),
+    "asana-token": lambda r: (lambda s: (f"asana.Client.access_token('{s}')", s))(
+        f"1/{r.randint(10**15, 10**16 - 1)}:{pick(r, ALNUM, 32)}"),
+    "dropbox-token": lambda r: (lambda s: (f"dbx = dropbox.Dropbox('{s}')", s))("sl." + pick(r, URLSAFE, 138)),
+    "twitter-bearer-token": lambda r: (lambda s: (f"bearer {s}", s))("A" * 22 + pick(r, ALNUM + "%", 80)),
+    "onepassword-secret-key": lambda r: (lambda s: (f"Secret Key {s}", s))(
+        "A3-" + "-".join(pick(r, string.ascii_uppercase + string.digits, n) for n in (6, 6, 5, 5, 5, 5))),
+    "okta-api-token": lambda r: (lambda s: (f"Authorization: SSWS {s}", s))("00" + pick(r, URLSAFE, 40)),
+    "softlayer-api-key": lambda r: (lambda s: (f"http://api.softlayer.com/soap/v3.1/{s}", s))(
+        pick(r, string.ascii_lowercase + string.digits, 64)),
+    "airtable-token": lambda r: (lambda s: (f"AIRTABLE={s}", s))(f"pat{pick(r, ALNUM, 14)}.{pick(r, HEX, 64)}"),
+    "harness-token": lambda r: (lambda s: (f"x-api-key: {s}", s))(
+        f"pat.{pick(r, URLSAFE, 22)}.{pick(r, ALNUM, 24)}.{pick(r, ALNUM, 20)}"),
+    "clickup-token": lambda r: (lambda s: (f"Authorization: {s}", s))(
+        f"pk_{r.randint(10**6, 10**8)}_{pick(r, string.ascii_uppercase + string.digits, 32)}"),
+    "telnyx-api-key": lambda r: (lambda s: (f"telnyx.api_key = {s}", s))(
+        f"KEY{pick(r, HEX.upper(), 32)}_{pick(r, ALNUM, 22)}"),
+    "infisical-token": lambda r: (lambda s: (f"INFISICAL={s}", s))(f"st.{uuid4(r)}.{pick(r, HEX, 32)}.{pick(r, HEX, 32)}"),
+    "authorization-header": lambda r: (lambda s: (f'-H "Authorization: {r.choice(["ApiKey", "GenieKey", "Splunk", "SSWS-like"])} {s}"', s))(
+        pick(r, ALNUM, 36)),
     "jwt": lambda r: (lambda s: (f"cookie session={s}; Path=/", s))(jwt(r)),
     "database-url": lambda r: (lambda s: (
         f"DATABASE_URL={r.choice(['postgres', 'postgresql', 'mysql', 'mongodb+srv', 'redis', 'amqp'])}"
@@ -196,6 +245,12 @@ FACTORIES = {
 }
 
 
+# Rules that exist only as `vendors.PREFIXED` entries get a factory from their (first) entry.
+for _entry in PREFIXED:
+    FACTORIES.setdefault(_entry[0], lambda r, e=_entry: (lambda s: (f"pasted {s} by mistake", s))(
+        prefixed_secret(r, e)))
+
+
 def make(rule: str, seed: int) -> tuple[str, str]:
     return FACTORIES[rule](random.Random(seed))
 
@@ -212,6 +267,17 @@ def test_rule_counts_and_names():
 
 def test_every_rule_has_a_generator():
     assert set(FACTORIES) == set(RULES)
+    assert set(ALPHABET_CHARS) == set(ALPHABETS)
+
+
+@pytest.mark.parametrize("entry", PREFIXED, ids=lambda e: f"{e[0]}:{e[1]}")
+def test_prefixed_vendor_token_is_redacted(entry):
+    for seed in range(10):
+        secret = prefixed_secret(random.Random(seed), entry)
+        for text in (f"got {secret} from the console", f"TOKEN={secret}", f'"{secret}"'):
+            clean, findings = scrub(text)
+            assert secret not in clean, (entry, seed, clean)
+            assert entry[0] in {f.rule for f in findings} or "assignment" in str(findings), (entry, findings)
 
 
 @pytest.mark.parametrize("rule", sorted(FACTORIES))
