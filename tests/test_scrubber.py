@@ -330,6 +330,55 @@ def test_length_changing_lowercase_falls_back_correctly():
     assert clean == "İİİ note\nDB_PASSWORD=[REDACTED:password-assignment]\n"
 
 
+# ---------------------------------------------------------------------------- every syntax
+# `name = value` as notes and transcripts carry it: {n} a name stem, {N} its upper case, {s} the secret.
+SYNTAXES = [
+    '{n}Token="{s}"', "{n}Token = {s}", '{{\n    "{n}_token": "{s}"\n}}', '\\{{\\"{n}_token\\": \\"{s}\\"\\}}',
+    "<{n}Token>{s}</{n}Token>", "<{n}Token>\n    {s}\n</{n}Token>", "{n}_token: {s}", "{n}_token: '{s}'",
+    "{n}_token: |\n  {s}", "{n}_token: >\n  {s}", 'string {n}Token = "{s}";', 'var {n}Token string = "{s}"',
+    "{n}Token := `{s}`", 'String {n}Token = "{s}";', 'val {n}Token: String = "{s}"', '${n}Token .= "{s}"',
+    "{n}Token,{s},", '  "{n}Token" => "{s}"', '{N}_TOKEN ::= "{s}"', '{N}_TOKEN ?= "{s}"', '{N}_TOKEN += "{s}"',
+    '{n}_api_token = "{s}"', "export {N}_API_KEY={s}", '$env:{N}_TOKEN = "{s}"', "ENV {N}_SECRET={s}",
+    '<entry name="{n}Token" value="{s}" />', '<add key="{n}:ClientSecret" value="{s}"/>',
+    '- name: {N}_TOKEN\n  value: "{s}"', '{{"name": "{n}_token", "value": "{s}"}}',
+    '<property name="{n}.password">{s}</property>', 'System.setProperty("{N}_TOKEN", "{s}")',
+    'headers = {{"X-{n}-Token": "{s}"}}', "{n}.auth.token={s}", '(def {n}-token "{s}")', '{n}_token <- "{s}"',
+    'const {n}Key = "{s}";', '"{n}ClientSecret": "{s}",', "{N}_ACCESS_KEY: {s}", 'some_{n}_token_123 = "{s}"',
+    "docker run -e {N}_TOKEN={s} img", "GET /v1/items?{n}_token={s}&page=2", '{n}Token = @"{s}";',
+    'if ({n}_secret == "{s}") {{', 'if ("{s}" === {n}Token) {{', "{n}_password = {s}", "{n}Pwd: {s}",
+    "Server=db;Database=app;User Id={n};Password={s};", "jdbc:sqlserver://db:1433;user={n};password={s}",
+    '<Resource name="jdbc/{n}" username="{n}" password="{s}" url="jdbc:mysql://db/app"/>',
+]
+SECRET_KINDS = {  # value alphabets seen in vendors' token formats, and how long they run
+    "base62": (ALNUM, 32), "lower-alnum": (string.ascii_lowercase + string.digits, 40), "hex": (HEX, 32),
+    "digits": (string.digits, 18), "urlsafe": (URLSAFE, 24), "base64": (B64, 40),
+}
+
+
+def syntax_secret(rng: random.Random, kind: str) -> str:
+    chars, n = SECRET_KINDS[kind]
+    while True:  # a value must start and end with a letter or digit to be one token in every syntax
+        s = pick(rng, chars, n)
+        if s[0].isalnum() and s[-1].isalnum():
+            return s
+
+
+def syntax_samples(seed: int):
+    rng = random.Random(seed)
+    for template in SYNTAXES:
+        for kind in SECRET_KINDS:
+            stem = rng.choice(["discord", "datadog", "acme", "myService", "adobe"])
+            secret = syntax_secret(rng, kind)
+            yield template.format(n=stem, N=stem.upper(), s=secret), secret
+
+
+def test_every_syntax_and_value_alphabet_is_redacted():
+    missed = [(text, secret) for seed in range(3) for text, secret in syntax_samples(seed)
+              if secret in scrub(text)[0]]
+    total = 3 * len(SYNTAXES) * len(SECRET_KINDS)
+    assert len(missed) / total <= 0.01, missed[:10]  # random lower-case values may read as words
+
+
 # ---------------------------------------------------------------------------- near misses
 NEAR_MISSES = [
     # code references with long identifiers, build hashes

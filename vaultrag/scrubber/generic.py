@@ -39,7 +39,7 @@ _CLOSE = r"""(?:\\?["'`])?(?:\[\d*\])?\]?"""  # closing quote of "key", [] of a 
 _TYPE = r"""(?:[ \t]*:?[ \t]*[A-Za-z_][\w.]*(?:<[\w, .]*>|\[\w*\])?\??(?=[ \t]*:?=[^=]))?"""
 _OP = (r"""[ \t]*\**[ \t]*(?:(?P<sep>:{1,3}=|[?+.]=|={2,3}|!==?|=>|<-|=|:(?!//)|,)[ \t]*\**[ \t]*"""
        r"""(?:!!?[A-Za-z]+[ \t]+)?"""  # a YAML tag: `key: !!binary AbC...`
-       r"""|[ \t](?=@?["'][^\n"']{1,400}["'][ \t]*[;,]?[ \t]*$))""")  # `secret "abc";` (BIND, Juniper);
+       r"""|[ \t](?=@?["'][^\n"']{1,400}["'][ \t]*[;,)]*[ \t]*$))""")  # `secret "abc";` (BIND, Juniper);
 # the `$` needs (?m): the assignment pattern is compiled with it
 # A value: quoted (q, s), possibly JSON-escaped (\"..\") or C#-verbatim (@".."); or bare (s2).
 _VALUE = (r"""(?:(?:@|\b[rbuRBU]{1,2})?\\?(?P<q>["'`])(?P<s>[^\n"'`]{1,400}?)\\?(?P=q)"""

@@ -15,7 +15,7 @@ MIN_ENTROPY_BITS = 3.0   # bits/char; random hex of 16 chars averages ~3.4, `aaa
 MAX_WORDINESS = 0.5      # context rules: misses 0.5% of random 20-char and 0.08% of 32-char base62
                          # values; `report_2023_q4_final`, `prod-db-credentials` score 0.55-0.9
 MAX_WORDINESS_MIXED = 0.75  # a separator-free value whose letters and digits alternate often
-MIN_TRANSITIONS = 0.2    # letter<->digit changes per char: random a-z0-9 ~0.4, `report2023final` 0.14
+MIN_TRANSITIONS = 0.2    # class changes per char: random a-z0-9 ~0.4, `report2023final` 0.13
 MIN_DIGIT_SECRET = 16    # a bare run of digits under a secret name (Discord ids are 17-19 digits)
 MIN_DISTINCT_DIGITS = 6  # random 16+ digits use 8-10 distinct ones; `1000000000000000` uses 2
 MAX_WORDINESS_VENDOR = 0.8  # prefix+shape already say "token"; only reject obvious identifiers
@@ -86,8 +86,9 @@ def wordiness(value: str) -> float:
 
 
 def _transitions(value: str) -> float:
-    """Letter<->digit changes per character."""
-    kinds = [c.isdigit() for c in value if c.isalnum()]
+    """Changes between lower case, upper case and digits per character: random base62 ~0.6,
+    random a-z0-9 ~0.4, `report2023final` 0.13, `getUser2AccountSettings` 0.17."""
+    kinds = [c.isdigit() + 2 * c.isupper() for c in value if c.isalnum()]
     return sum(a != b for a, b in zip(kinds, kinds[1:])) / max(len(value), 1)
 
 
