@@ -17,11 +17,13 @@ _BREAKS = "\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029"  # everything str.splitlines() 
 # Every vendor token holds a run of 20+ [A-Za-z0-9_-]; ~12% of tldr pages do. Searching for one run
 # first (~130 MB/s) lets most text skip the vendor triggers altogether.
 _LONG_RUN_RE = re.compile(r"[A-Za-z0-9_-]{20}")
-# The runs a vendor token can sit in (its prefix included: `sk-ant-`, `dp.st.`, `1//0`, `xxx8Q~`,
-# `access_token$production$`). In a large text, vendor triggers are looked up in these runs only:
-# on tool output they are a small share of the text, and ~200 substring scans of it stay cheap.
-_TOKEN_RUN_RE = re.compile(r"[\w.+/=~$-]{16,}")
-LARGE_TEXT = 8192  # chars; below this ~200 `in` scans of the text beat one regex pass for runs
+# In a large text, the triggers of vendor tokens are looked up only near random-looking runs: a
+# 20+ run of token characters with a digit or a capital (snake_case words have neither), plus the
+# TOKEN_REACH characters before it where a prefix such as `dp.st.` or `sk-ant-api03-` starts. On
+# tool output that is ~9% of the text, so ~200 substring scans of it stay cheap.
+_WINDOW_RE = re.compile(r"[A-Za-z0-9+/=_-]{20,}")
+_MIXED_RE = re.compile(r"[0-9A-Z]")
+TOKEN_REACH = 24  # chars; the longest prefix before a 20-char body run (`sk-ant-admin01-`, `dp.st.x.`)
 
 
 @dataclass(frozen=True)
@@ -36,11 +38,14 @@ VENDOR_RULES: tuple[str, ...] = tuple(dict.fromkeys(n for r in _RULES if r.vendo
 GENERIC_RULES: tuple[str, ...] = tuple(n for n in RULES if n not in VENDOR_RULES)
 # Each distinct trigger is looked up once per text (vendor ones only if a long run exists) and
 # selects the rules it gates.
-_SHORT_TRIGGERS = tuple(dict.fromkeys(t for r in _RULES if not r.needs_long for t in r.triggers))
+_SHORT_TRIGGERS = tuple(dict.fromkeys(t for r in _RULES if not r.needs_long and not r.in_token
+                                      for t in r.triggers))
 _LONG_TRIGGERS = tuple(dict.fromkeys(t for r in _RULES if r.needs_long and not r.in_token
                                      for t in r.triggers if t not in _SHORT_TRIGGERS))
 _TOKEN_TRIGGERS = tuple(dict.fromkeys(t for r in _RULES if r.needs_long and r.in_token for t in r.triggers
                                       if t not in _SHORT_TRIGGERS and t not in _LONG_TRIGGERS))
+_TOKEN_ANY_TRIGGERS = tuple(dict.fromkeys(t for r in _RULES if not r.needs_long and r.in_token
+                                          for t in r.triggers))
 _GATED: dict[str, list[int]] = {}
 for _i, _r in enumerate(_RULES):
     for _t in _r.triggers:
@@ -51,12 +56,17 @@ _UNGATED = [i for i, r in enumerate(_RULES) if not r.triggers]
 def _find(text: str) -> list[tuple[int, int, str]]:
     """Non-overlapping (start, end, rule) spans: earliest first, then longest, then rule order."""
     low = text.lower()
-    has_long = _LONG_RUN_RE.search(text) is not None
     present = [t for t in _SHORT_TRIGGERS if t in low]
+    # One pass finds the runs vendor tokens sit in; most prose has none and skips ~180 lookups.
+    runs = [m for m in _WINDOW_RE.finditer(text) if _MIXED_RE.search(m.group())]
+    has_long = any(_LONG_RUN_RE.search(m.group()) for m in runs)
+    if runs:
+        windows = " ".join(text[max(0, m.start() - TOKEN_REACH):m.end()] for m in runs).lower()
+        present += [t for t in _TOKEN_ANY_TRIGGERS if t in windows]
+        if has_long:
+            present += [t for t in _TOKEN_TRIGGERS if t in windows]
     if has_long:
         present += [t for t in _LONG_TRIGGERS if t in low]
-        runs = " ".join(_TOKEN_RUN_RE.findall(low)) if len(low) > LARGE_TEXT else low
-        present += [t for t in _TOKEN_TRIGGERS if t in runs]
     active = set(_UNGATED).union(*(_GATED[t] for t in present))
     candidates = []
     for order in sorted(active):

@@ -29,10 +29,10 @@ _CODE_REF_RE = re.compile(r"[A-Za-z_$][\w$]*(?:(?:\.|::|->)[A-Za-z_$][\w$]*)+|[A
 _CLOSERS = {")": "(", "]": "[", "}": "{"}
 _PATH_RE = re.compile(r"(?:~|\.{1,2})?/|[A-Za-z]:\\")
 _UUID = r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
-_KEYWORDS = ("pass", "pwd", "pw", "secret", "token", "key", "credential", "creds", "auth")
+_KEYWORDS = ("pass", "pw", "secret", "token", "key", "cred", "auth")  # pw: pwd too; cred: creds too
 
 # The name: keyword, then the rest of the identifier (`_123`, `Token`, `_secure`, `[]`).
-_NAME = (r"(?P<name>(?i:pass(?:word|wd|phrase|code|wort)?|pwd|pswd|pw|secret|token|key|credentials?"
+_NAME = (r"(?P<name>(?i:pass(?:word|wd|phrase|code|wort)?|pwd|pw|secret|token|key|credentials?"
          r"|creds|auth(?:orization)?)[\w.-]{0,40}?)")
 _CLOSE = r"""(?:\\?["'`])?(?:\[\d*\])?\]?"""  # closing quote of "key", [] of a C array, ] of [key]
 # `var token string = ..`, `val key: String = ..`, `token: str = ..` (then the value is code)
@@ -209,7 +209,7 @@ _generic("bearer-token",
          ["bearer", "auth"], random, anchored=True)
 _generic("authorization-header",
          r"""\b(?i:(?:proxy-)?authorization)["']?[ \t]*[:=][ \t]*["']?(?P<scheme>[A-Za-z][\w-]{1,24})[ \t]+"""
-         r"(?P<s>[A-Za-z0-9._~+/-]{12,}=*)", ["authorization"], _authorization, anchored=True)
+         r"(?P<s>[A-Za-z0-9._~+/-]{12,}=*)", ["auth"], _authorization, anchored=True)
 _generic("basic-auth-credentials", r"\b(?i:basic)[ \t]+(?P<s>[A-Za-z0-9+/]{8,}={0,2})(?![\w+/=])",
          ["basic"], basic, anchored=True)
 _generic("netrc-password", r"\b(?i:machine)[ \t]+[\w.-]+(?:\s+(?:login|port|account)[ \t]+\S+){0,3}\s+"
@@ -221,8 +221,8 @@ _generic("cli-credential-flag",
          r"\b(?:sshpass|(?:docker|podman|nerdctl|helm|buildah|skopeo|oras|crane|az|cf) (?:registry )?login)"
          r"\b[^\n]*?[ \t]-p[ \t]*['\"]?(?P<s>[^\s'\"]+)", ["sshpass", "login"], _flag_value)
 _generic("cli-credential-flag", r"\bmysql\w*\b[^\n]*?[ \t]-p['\"]?(?P<s>[^\s'\"]+)", ["mysql"], _flag_value)
-_generic("cli-credential-flag", r"\b(?:sqlcmd|bcp|isql)\b[^\n]*?[ \t]-P[ \t]*['\"]?(?P<s>[^\s'\"]+)",
-         ["sqlcmd", "bcp", "isql"], _flag_value)
+_generic("cli-credential-flag", r"\bsqlcmd\b[^\n]*?[ \t]-P[ \t]*['\"]?(?P<s>[^\s'\"]+)", ["sqlcmd"],
+         _flag_value)
 _generic("cli-credential-flag", r"\bredis-cli\b[^\n]*?[ \t]-a[ \t]+['\"]?(?P<s>[^\s'\"]+)", ["redis-cli"],
          _flag_value)
 _generic("cli-credential-flag",
@@ -245,14 +245,14 @@ _generic("secret-assignment",
          r"(?:\r?\n[ \t]*)?</(?P=tag)>", _KEYWORDS, _block, names=("password-assignment",),
          requires=("</",))
 _generic("secret-assignment",
-         r"""\b(?i:name|key|param|variable|setting)["']?[ \t]*[=:][ \t]*(?P<nq>["']?)(?P<key>[\w.:-]{1,60})"""
+         r"""\b(?i:name|key)["']?[ \t]*[=:][ \t]*(?P<nq>["']?)(?P<key>[\w.:-]{1,60})"""
          r"""(?P=nq)[ \t]*,?[ \t]*(?:\r?\n[ \t-]*)?["']?(?i:value|password)["']?[ \t]*[=:][ \t]*"""
          r"""(?:(?P<q>["'])(?P<s>[^"'\n]{1,400})(?P=q)|(?P<s2>[^\s"'<>,;}]{1,400}))""",
-         ["name", "key", "param", "variable", "setting"], _name_value, anchored=True,
+         ["name", "key"], _name_value, anchored=True,
          names=("password-assignment",), requires=("value", "password"))
 _generic("secret-assignment",
          r"""\b(?i:name|key)=(?P<nq>["'])(?P<key>[\w.:-]{1,60})(?P=nq)[^<>\n]*>[ \t]*(?P<s>[^<>\s]{1,400})[ \t]*</""",
-         ["name=", "key="], _name_value, anchored=True, names=("password-assignment",),
+         ["name", "key"], _name_value, anchored=True, names=("password-assignment",),
          requires=("</",))
 _generic("keyword-high-entropy",
          r"\b(?i:(?:secret|token|password|passwd|passphrase|api[ _-]?key|access[ _-]?key|credentials?)"

@@ -162,7 +162,7 @@ _vendor("aws-secret-access-key", r"(?i:aws[\w.-]{0,20}?secret[\w.-]{0,20}?|secre
         + r"""["']?(?P<s>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])""", ["aws", "secret_access", "secretaccess"],
         random_vendor, needs_long=False, anchored=True, in_token=False)
 _vendor("azure-ad-client-secret", r"(?<![\w~.-])[A-Za-z0-9_~.-]{3}\dQ~[A-Za-z0-9_~.-]{31,34}(?![\w~.-])",
-        ["q~"], random_vendor, needs_long=False)
+        ["q~"], random_vendor, needs_long=False, in_token=False)
 _vendor("azure-cognitive-key", r"\b[A-Za-z0-9]{52}JQQJ9[A-Za-z0-9]{27}\b", ["jqqj9"], random_vendor)
 _vendor("azure-devops-pat", r"\b[A-Za-z0-9]{52}AZDO[A-Za-z0-9]{28}\b", ["azdo"], random_vendor)
 _vendor("google-api-key", r"\bAIza[0-9A-Za-z_-]{35}(?![\w-])", ["aiza"])
@@ -172,9 +172,9 @@ _vendor("gcp-service-account-key", r'"private_key(?:_id)?"\s*:\s*"(?P<s>[^"]{16,
         literal, needs_long=False, in_token=False)
 _vendor("azure-storage-key", r"\bAccountKey=(?P<s>[A-Za-z0-9+/]{86}==)", ["accountkey="], needs_long=False)
 _vendor("azure-shared-access-key", r"\bSharedAccess(?:Key|Signature)=(?P<s>[A-Za-z0-9+/=%&:.-]{20,})",
-        ["sharedaccess"], literal, needs_long=False)
+        ["sharedaccess"], literal, needs_long=False, in_token=False)
 _vendor("azure-sas-token", r"[?&]sig=(?P<s>[A-Za-z0-9%+/]{30,}(?:%3D|=)*)", ["sig="], random_vendor,
-        needs_long=False)
+        needs_long=False, in_token=False)
 _vendor("stripe-secret-key", r"\bsk_live_[A-Za-z0-9]{20,}", ["sk_live_"])
 _vendor("stripe-test-key", r"\bsk_test_[A-Za-z0-9]{20,}", ["sk_test_"])
 _vendor("stripe-restricted-key", r"\brk_(?:live|test)_[A-Za-z0-9]{20,}", ["rk_live_", "rk_test_"])
@@ -183,21 +183,21 @@ _vendor("slack-token", r"\bxox[abposre]-[A-Za-z0-9-]{20,}", ["xox"])
 _vendor("slack-token", r"\bxoxe\.xox[bp]-\d-[A-Z0-9]{100,}", ["xoxe."])
 _vendor("slack-token", r"\bxapp-\d-[A-Z0-9]+-\d+-[a-f0-9]{20,}", ["xapp-"])
 _vendor("slack-webhook", r"hooks\.slack\.com/(?:services|workflows|triggers)/(?P<s>[A-Za-z0-9_/-]{20,})",
-        ["hooks.slack.com"], needs_long=False)
+        ["hooks.slack.com"], needs_long=False, in_token=False)
 _vendor("teams-webhook", r"\.webhook\.office\.com/webhookb2/(?P<s>[A-Za-z0-9@/-]{40,})",
-        ["webhook.office.com"], needs_long=False)
+        ["webhook.office.com"], needs_long=False, in_token=False)
 _vendor("twilio-api-key", r"\bSK[0-9a-fA-F]{32}\b", ["sk"], random_vendor)
 _vendor("sendgrid-api-key", r"\bSG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}(?![\w-])", ["sg."])
 _vendor("mailgun-api-key", r"\bkey-[0-9a-f]{32}\b", ["key-"], random_vendor)
 _vendor("mailgun-api-key", r"\b[0-9a-f]{32}-[0-9a-f]{8}-[0-9a-f]{8}\b", ["mailgun"], random_vendor, in_token=False)
 _vendor("mailchimp-api-key", r"\b[0-9a-f]{32}-us\d{1,2}\b", ["-us"], random_vendor)
 _vendor("npm-token", r"\bnpm_[A-Za-z0-9]{36}\b", ["npm_"])
-_vendor("npm-token", r"_authToken=(?P<s>[^\s\"'<>]{8,})", ["_authtoken"], literal, needs_long=False)
+_vendor("npm-token", r"_authToken=(?P<s>[^\s\"'<>]{8,})", ["_authtoken"], literal, needs_long=False, in_token=False)
 _vendor("pypi-token", r"\bpypi-AgE[A-Za-z0-9_-]{50,}", ["pypi-age"])
 _vendor("huggingface-token", r"\bhf_[A-Za-z0-9]{30,}\b", ["hf_"], random_vendor)
 _vendor("discord-bot-token", r"\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,40}(?![\w.-])", (),
         around(re.compile(r"(?<![\w.-])(?P<p>[MNO][A-Za-z0-9_-]{23,25})\Z")))
-_vendor("discord-webhook", r"discord(?:app)?\.com/api/webhooks/\d+/(?P<s>[A-Za-z0-9_-]{50,})", ["discord"])
+_vendor("discord-webhook", r"discord(?:app)?\.com/api/webhooks/\d+/(?P<s>[A-Za-z0-9_-]{50,})", ["discord"], in_token=False)
 _vendor("telegram-bot-token", r":[A-Za-z0-9_-]{35}(?![\w-])", (),
         around(re.compile(r"(?:(?<![\w:])|(?<=bot))(?P<p>\d{8,10})\Z")))
 _vendor("shopify-token", r"\bshp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}\b", ["shpat_", "shpca_", "shppa_", "shpss_"])
@@ -231,8 +231,9 @@ _vendor("plaid-token", r"\b(?:access|public)-(?:sandbox|development|production)-
         ["-sandbox-", "-development-", "-production-"])
 _vendor("launchdarkly-key", r"\b(?:api|sdk|mob)-%s\b" % _UUID, ["api-", "sdk-", "mob-"], needs_long=False)
 _vendor("braintree-token", r"\baccess_token\$(?:production|sandbox)\$[0-9a-z]{16}\$[0-9a-f]{32}\b",
-        ["access_token$"])
-_vendor("asana-token", r"\b[12]/\d{13,16}(?::|/)[A-Za-z0-9]{32}\b", ["1/", "2/"], random_vendor)
+        ["access_token$"], in_token=False)
+for _v in "12":  # one literal prefix per pattern: re then searches for it instead of a class
+    _vendor("asana-token", r"\b%s/\d{13,16}(?::|/)[A-Za-z0-9]{32}\b" % _v, [f"{_v}/"], random_vendor)
 _vendor("dropbox-token", r"\bsl\.[A-Za-z0-9_=-]{130,}", ["sl."], random_vendor)
 _vendor("twitter-bearer-token", r"\bAAAAAAAAAAAAAAAAAAAAA[A-Za-z0-9%]{30,}", ["aaaaaaaaaaaaaaaaaaaaa"])
 _vendor("onepassword-secret-key", r"\bA3-[A-Z0-9]{6}-(?:[A-Z0-9]{11}|[A-Z0-9]{6}-[A-Z0-9]{5})"
@@ -240,7 +241,7 @@ _vendor("onepassword-secret-key", r"\bA3-[A-Z0-9]{6}-(?:[A-Z0-9]{11}|[A-Z0-9]{6}
 _vendor("okta-api-token", r"\b(?i:ssws)[ \t]+(?P<s>00[A-Za-z0-9_-]{40})(?![\w-])", ["ssws"], random_vendor,
         needs_long=False, in_token=False)
 _vendor("softlayer-api-key", r"api\.softlayer\.com/(?:soap|rest)/v3(?:\.1)?/(?P<s>[a-z0-9]{64})\b",
-        ["softlayer"], plain)
+        ["softlayer"], plain, in_token=False)
 
 _vendor("airtable-token", r"\bpat[A-Za-z0-9]{14}\.[a-f0-9]{64}\b", ["pat"])
 _vendor("harness-token", r"\b(?:pat|sat)\.[\w-]{22}\.[A-Za-z0-9]{24}\.[A-Za-z0-9]{20}\b", ["pat.", "sat."])
