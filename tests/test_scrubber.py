@@ -423,6 +423,15 @@ NEAR_MISSES = [
     "- [[Secrets management]] and #security/tokens in the vault",
     "api_key = load_key('openai')  # secret: stored in keychain",
     "The sk-learn estimator and sk-ant-alias are not keys; neither is hf_hub_download.",
+    # names that describe a secret rather than hold one, and values that are not literals
+    'key_id = "a1b2c3d4e5f6a7b8"\nsession_token_ttl = 3600\ntoken_type = "Bearer"\nsecret_name = "prod/db/pw"',
+    'token_endpoint: https://oauth2.googleapis.com/token\nprivate_key_path: /etc/ssl/key.pem',
+    "idempotency_key: 7c9e6679-7425-40de-944b-e07fc1f90ae7\ncache_key: user:1234:profile",
+    'password_protected: yes\npassword_min_length = 12\npassword_reset_url = "/account/reset"',
+    "monkey = Bananas1234567890Bananas\nkeyboard_layout = us\ntokens = tokenizer.encode(text)",
+    'discord_token = "xxxxxxxxxxxxxxxxxxxxxxxx"\nDISCORD_TOKEN=${DISCORD_TOKEN}\nsecret: {{ .Values.secret }}',
+    "let key = `${prefix}-${id}`;\nconst token = useToken();\napiKey = \"\"",
+    'password = input("Password: ")\ntoken: abcdefghijklmnopqrstuvwxyz\nkey = 0000000000000000000000',
 ]
 
 

@@ -33,10 +33,10 @@ _KEYWORDS = ("pass", "pw", "secret", "token", "key", "cred", "auth")  # pw: pwd 
 
 # The name: keyword, then the rest of the identifier (`_123`, `Token`, `_secure`, `[]`).
 _NAME = (r"(?P<name>(?i:pass(?:word|wd|phrase|code|wort)?|pwd|pw|secret|token|key|credentials?"
-         r"|creds|auth(?:orization)?)[\w.-]{0,40}?)")
+         r"|creds|auth(?:orization)?)[\w.-]{0,40}?)(?!\w)")  # never cut inside a word
 _CLOSE = r"""(?:\\?["'`])?(?:\[\d*\])?\]?"""  # closing quote of "key", [] of a C array, ] of [key]
 # `var token string = ..`, `val key: String = ..`, `token: str = ..` (then the value is code)
-_TYPE = r"""(?:[ \t]*:?[ \t]*[A-Za-z_][\w.]*(?:<[\w, .]*>|\[\w*\])?\??(?=[ \t]*:?=[^=]))?"""
+_TYPE = r"""(?:(?:[ \t]*:[ \t]*|[ \t]+)[A-Za-z_][\w.]*(?:<[\w, .]*>|\[\w*\])?\??(?=[ \t]*:?=[^=]))?"""
 _OP = (r"""[ \t]*\**[ \t]*(?:(?P<sep>:{1,3}=|[?+.]=|={2,3}|!==?|=>|<-|=|:(?!//)|,)[ \t]*\**[ \t]*"""
        r"""(?:!!?[A-Za-z]+[ \t]+)?"""  # a YAML tag: `key: !!binary AbC...`
        r"""|[ \t](?=@?["'][^\n"']{1,400}["'][ \t]*[;,)]*[ \t]*$))""")  # `secret "abc";` (BIND, Juniper);

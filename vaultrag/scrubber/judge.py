@@ -16,6 +16,7 @@ MAX_WORDINESS = 0.5      # context rules: misses 0.5% of random 20-char and 0.08
                          # values; `report_2023_q4_final`, `prod-db-credentials` score 0.55-0.9
 MAX_WORDINESS_MIXED = 0.75  # a separator-free value whose letters and digits alternate often
 MIN_TRANSITIONS = 0.2    # class changes per char: random a-z0-9 ~0.4, `report2023final` 0.13
+MIN_SHORT_TRANSITIONS = 0.3  # 10-15 char values of one letter case must alternate with digits
 MIN_DIGIT_SECRET = 16    # a bare run of digits under a secret name (Discord ids are 17-19 digits)
 MIN_DISTINCT_DIGITS = 6  # random 16+ digits use 8-10 distinct ones; `1000000000000000` uses 2
 MAX_WORDINESS_VENDOR = 0.8  # prefix+shape already say "token"; only reject obvious identifiers
@@ -100,8 +101,9 @@ def looks_random(value: str, max_wordiness: float = MAX_WORDINESS) -> bool:
     lower, upper = any(c.islower() for c in value), any(c.isupper() for c in value)
     digit = any(c.isdigit() for c in value)
     symbol = any(not c.isalnum() and c not in _SEPARATORS for c in value)
-    if n < MIN_RANDOM_LEN:  # 10-15 chars: `Zx9kQ2mP7wRt` yes, `HelloWorld1` no
-        return lower and upper and digit and entropy(value) >= 3.0 and wordiness(value) <= 0.3
+    if n < MIN_RANDOM_LEN:  # 10-15 chars: `Zx9kQ2mP7wRt`, `k3j9x8m2p4q7` yes; `HelloWorld1`, `us-east-1a` no
+        mixed = (lower and upper) or _transitions(value) >= MIN_SHORT_TRANSITIONS
+        return digit and mixed and entropy(value) >= 3.0 and wordiness(value) <= 0.3
     if lower + upper + digit + symbol < 2 or entropy(value) < MIN_ENTROPY_BITS:
         return False
     segments = [p for p in re.split(r"[_.-]+", value) if p]
@@ -144,7 +146,11 @@ _METADATA_WORDS = frozenset("""name names id ids type types url uri urls endpoin
     issuer audience scope scopes generator generation algorithm algo alg cipher lifespan refresh
     ttl_seconds period interval window rate style length_min length_max min_length max_length
     class handler callback func function fn getter setter factory provider loader reader file_path
-    secret_name key_name id_token type_hint schema set list map dict item items number num""".split())
+    secret_name key_name id_token type_hint schema set list map dict item items number num protected
+    authentication grant flow less changed change changes update updated expire set storage command
+    cmd char chars characters rule rules requirements complexity history attempts retries retry lock
+    lockout mismatch match visible visibility toggle show hide icon button form page screen view
+    component dialog modal widget box enabled required stdin file fd env_var""".split())
 _CAMEL_WORDS_RE = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
 
 
@@ -166,6 +172,6 @@ def key_kind(key: str) -> Optional[str]:
     tail = [w for w in words[i + 1:] if not w.isdigit()]
     if any(w in _METADATA_WORDS for w in tail):
         return None  # password_policy, token_type, api_key_env, secret_name
-    if tail:
-        return "secret"  # my_password_secure, apikey_myservice: the value must also look random
-    return kind
+    if tail and kind == "secret":
+        return "secret"  # apikey_myservice, secret_for_ci: the value must also look random
+    return kind  # a password word with a qualifier (db_password_prod) still names a password
