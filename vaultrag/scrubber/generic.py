@@ -37,9 +37,12 @@ _NAME = (r"(?P<name>(?i:pass(?:word|wd|phrase|code|wort)?|pwd|pw|secret|token|ke
 _CLOSE = r"""(?:\\?["'`])?(?:\[\d*\])?\]?"""  # closing quote of "key", [] of a C array, ] of [key]
 # `var token string = ..`, `val key: String = ..`, `token: str = ..` (then the value is code)
 _TYPE = r"""(?:(?:[ \t]*:[ \t]*|[ \t]+)[A-Za-z_][\w.]*(?:<[\w, .]*>|\[\w*\])?\??(?=[ \t]*:?=[^=]))?"""
-_OP = (r"""[ \t]*\**[ \t]*(?:(?P<sep>:{1,3}=|[?+.]=|={2,3}|!==?|=>|<-|=|:(?!//)|,)[ \t]*\**[ \t]*"""
+# Whitespace is taken possessively ((?=(x))(?P=x)): a run of spaces after a keyword (`PASSED   [ 0%]`
+# in pytest output) is then tried once, not once per split between two space quantifiers.
+_OP = (r"""(?=(?P<ws>[ \t]*))(?P=ws)(?:\*+[ \t]*)?"""
+       r"""(?:(?P<sep>:{1,3}=|[?+.]=|={2,3}|!==?|=>|<-|=|:(?!//)|,)[ \t]*(?:\*+[ \t]*)?"""
        r"""(?:!!?[A-Za-z]+[ \t]+)?"""  # a YAML tag: `key: !!binary AbC...`
-       r"""|[ \t](?=@?["'][^\n"']{1,400}["'][ \t]*[;,)]*[ \t]*$))""")  # `secret "abc";` (BIND, Juniper);
+       r"""|(?<=[ \t])(?=@?["'][^\n"']{1,400}["'][ \t]*[;,)]*[ \t]*$))""")  # `secret "abc";` (BIND, Juniper);
 # the `$` needs (?m): the assignment pattern is compiled with it
 # A value: quoted (q, s), possibly JSON-escaped (\"..\") or C#-verbatim (@".."); or bare (s2).
 _VALUE = (r"""(?:(?:@|\b[rbuRBU]{1,2})?\\?(?P<q>["'`])(?P<s>[^\n"'`]{1,400}?)\\?(?P=q)"""
