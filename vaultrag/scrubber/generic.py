@@ -232,16 +232,14 @@ _generic("cli-credential-flag",
          r"\b(?:curl|wget|http|https|xh)\b[^\n]*?[ \t](?:-u|--user|-U|--proxy-user|-a|--auth)[ \t=]+"
          r"(?P<uq>['\"]?)[^\s:'\"]+:(?P<s>[^\s'\"]+)", ["curl", "wget", "http ", "https ", "xh "], _flag_value,
          anchored=True)
-_generic("secret-assignment", "(?m)" + _NAME + _CLOSE + _TYPE + _OP + _VALUE, _KEYWORDS, _assignment,
+# A YAML block scalar (`token: |` then the value indented on the next line) is one more value form.
+_BLOCK = r"""(?:[|>][-+]?[ \t]*\r?\n[ \t]+(?P<s3>[^\s"'`]{4,400})|"""
+_generic("secret-assignment", "(?m)" + _NAME + _CLOSE + _TYPE + _OP + _BLOCK + _VALUE[3:], _KEYWORDS, _assignment,
          anchored=True, names=("password-assignment",))
 _generic("secret-assignment",
          r"""(?P<q>["'`])(?P<s>[^\n"'`]{1,400})(?P=q)[ \t]*[!=]==?[ \t]*(?P<name>[\w.$]{0,40}?"""
          r"""(?i:pass|pwd|secret|token|key|credential|auth)[\w.]{0,40})""", ["==", "!="],
          _reverse_comparison, names=("password-assignment",))
-_generic("secret-assignment",
-         _NAME + _CLOSE + r"""[ \t]*:[ \t]*[|>][-+]?[ \t]*\r?\n[ \t]+(?P<s>[^\s"'`]{4,400})""",
-         _KEYWORDS, _block, anchored=True, names=("password-assignment",),
-         requires=(": |", ": >", ":|", ":>"))
 _generic("secret-assignment",
          r"<(?P<tag>[\w.:-]{0,40}?(?i:pass|pwd|secret|token|key|credential|auth)[\w.:-]{0,40})"
          r"(?:[ \t][^<>\n]*)?>[ \t]*(?:\r?\n[ \t]*)?(?P<s>[^<>\s](?:[^<>\n]{0,400}?[^<>\s])?)[ \t]*"
