@@ -21,7 +21,8 @@ _LONG_RUN_RE = re.compile(r"[A-Za-z0-9_-]{20}")
 # 20+ run of token characters with a digit or a capital (snake_case words have neither), plus the
 # TOKEN_REACH characters before it where a prefix such as `dp.st.` or `sk-ant-api03-` starts. On
 # tool output that is ~9% of the text, so ~200 substring scans of it stay cheap.
-_WINDOW_RE = re.compile(r"(?<![A-Za-z0-9+/=_-])(?=[a-z+/=_-]*[0-9A-Z])[A-Za-z0-9+/=_-]{20,}")
+_WINDOW_RE = re.compile(r"[A-Za-z0-9+/=_-]{20,}")
+_MIXED_RE = re.compile(r"[0-9A-Z]")  # a separate test: folding it into _WINDOW_RE is 1.5-2x slower
 TOKEN_REACH = 24  # chars; the longest prefix before a 20-char body run (`sk-ant-admin01-`, `dp.st.x.`)
 
 
@@ -57,7 +58,7 @@ def _find(text: str) -> list[tuple[int, int, str]]:
     low = text.lower()
     present = [t for t in _SHORT_TRIGGERS if t in low]
     # One pass finds the runs vendor tokens sit in; most prose has none and skips ~180 lookups.
-    runs = list(_WINDOW_RE.finditer(text))
+    runs = [m for m in _WINDOW_RE.finditer(text) if _MIXED_RE.search(m.group())]
     has_long = any(_LONG_RUN_RE.search(m.group()) for m in runs)
     if runs:
         windows = " ".join(text[max(0, m.start() - TOKEN_REACH):m.end()] for m in runs).lower()
