@@ -6,8 +6,8 @@
 Dev set: ../shared/eval/secrets/{positives,negatives}.jsonl (read at run time, never copied).
 - removed: share of positives whose `secret` no longer occurs in the scrubbed text
 - unchanged: share of negatives that come back byte for byte
-- speed: MB/s over the dev rows (tiny texts: per-call overhead) and over tldr-sized prose is in
-  scrub_fp.py; here both tools see exactly the same rows.
+- speed: CPU microseconds per dev row (tiny texts: per-call cost; MB/s on real text is in
+  scrub_fp.py); both tools see exactly the same rows.
 
 detect-secrets "removes" a secret when one of the values it reports for the row contains it or
 when the row's secret lies inside a reported line it flags (it reports values, not spans; we give it
@@ -64,15 +64,15 @@ def detect_secrets_scanner():
     return run
 
 
-def median_mb_s(fn, texts: list[str]) -> float:
-    mb = sum(len(t.encode()) for t in texts) / 1e6
+def median_us_per_row(fn, texts: list[str]) -> float:
+    """CPU microseconds per row, median of REPEAT passes (rows are tiny: this is per-call cost)."""
     times = []
     for _ in range(REPEAT):
-        t = time.perf_counter()
+        t = time.process_time()
         for text in texts:
             fn(text)
-        times.append(time.perf_counter() - t)
-    return mb / sorted(times)[len(times) // 2]
+        times.append(time.process_time() - t)
+    return 1e6 * sorted(times)[len(times) // 2] / len(texts)
 
 
 def score_ours(pos, neg, misses: bool) -> dict:
@@ -81,8 +81,11 @@ def score_ours(pos, neg, misses: bool) -> dict:
         clean, _ = ours(row["text"])
         ok = row["secret"] not in clean
         removed += ok
+        placeholder = is_placeholder(row["secret"])
+        by_family["(not placeholder-shaped)"][0] += ok and not placeholder
+        by_family["(not placeholder-shaped)"][1] += not placeholder
         if not ok:
-            why["placeholder-shaped secret (xxxx, EXAMPLE, `password`)" if is_placeholder(row["secret"])
+            why["placeholder-shaped secret (xxxx, EXAMPLE, `password`)" if placeholder
                 else "no name, prefix or context (standalone string)" if not KEYWORD_RE.search(row["text"])
                 else "other"] += 1
         by_family[row["family"]][0] += ok
@@ -120,27 +123,25 @@ def main() -> int:
     pos, neg = load("positives.jsonl"), load("negatives.jsonl")
     texts = [r["text"] for r in pos + neg]
     mine = score_ours(pos, neg, args.misses)
-    mine["speed"] = median_mb_s(ours, texts)
+    mine["speed"] = median_us_per_row(ours, texts)
     print(f"dev set: {len(pos)} positives, {len(neg)} negatives\n")
-    print("| scanner | positives removed | negatives unchanged | MB/s on dev rows |")
+    print("| scanner | positives removed | negatives unchanged | CPU us per row |")
     print("|---|---|---|---|")
-    print(f"| vaultrag scrubber | **{mine['removed']:.3f}** | **{mine['unchanged']:.3f}** | {mine['speed']:.2f} |")
+    print(f"| vaultrag scrubber | **{mine['removed']:.3f}** | **{mine['unchanged']:.3f}** | {mine['speed']:.0f} |")
     run = None if args.no_baseline else detect_secrets_scanner()
     if run is not None:
         base = score_baseline(run, pos, neg)
-        base["speed"] = median_mb_s(run, texts)
+        base["speed"] = median_us_per_row(run, texts)
         print(f"| detect-secrets (default plugins) | {base['removed']:.3f} | {base['unchanged']:.3f} "
-              f"| {base['speed']:.2f} |")
-        print(f"\nspeed ratio vaultrag / detect-secrets: {mine['speed'] / base['speed']:.1f}x")
+              f"| {base['speed']:.0f} |")
+        print(f"\nspeed: vaultrag is {base['speed'] / mine['speed']:.1f}x faster per row")
     elif not args.no_baseline:
         print("\n(detect-secrets not installed: `.venv/bin/pip install detect-secrets` for the side-by-side row)")
     print("\n| positives left | rows |\n|---|---|")
     for reason, n in sorted(mine["why"].items(), key=lambda kv: -kv[1]):
         print(f"| {reason} | {n} |")
-    placeholders = sum(n for r, n in mine["why"].items() if r.startswith("placeholder"))
-    kept = mine["n_pos"] - placeholders
-    print(f"\nremoved among the {kept} positives that are not placeholder-shaped: "
-          f"**{(mine['removed'] * mine['n_pos']) / kept:.3f}**")
+    ok, n = mine["by_family"].pop("(not placeholder-shaped)")
+    print(f"\nremoved among the {n} positives whose secret is not placeholder-shaped: **{ok / n:.3f}**")
     print("\n| family | removed |\n|---|---|")
     for family, (ok, n) in sorted(mine["by_family"].items()):
         print(f"| {family} | {ok}/{n} |")
