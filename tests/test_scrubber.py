@@ -221,9 +221,9 @@ FACTORIES = {
     "authorization-header": lambda r: (lambda s: (f'-H "Authorization: {r.choice(["ApiKey", "GenieKey", "Splunk", "SSWS-like"])} {s}"', s))(
         pick(r, ALNUM, 36)),
     "jwt": lambda r: (lambda s: (f"cookie session={s}; Path=/", s))(jwt(r)),
-    "database-url": lambda r: (lambda s: (
+    "database-url": lambda r: (lambda s: (r.choice([
         f"DATABASE_URL={r.choice(['postgres', 'postgresql', 'mysql', 'mongodb+srv', 'redis', 'amqp'])}"
-        f"://app_user:{s}@db.internal:5432/prod", s))(password(r)),
+        f"://app_user:{s}@db.internal:5432/prod", f"url=jdbc:oracle:thin:scott/{s}@db:1521:orcl"]), s))(password(r)),
     "url-credentials": lambda r: (lambda s: (f"proxy = https://me:{s}@proxy.corp.example:8443", s))(password(r)),
     "bearer-token": lambda r: (lambda s: (f'curl -H "Authorization: Bearer {s}" https://api.x', s))(
         pick(r, ALNUM, 40)),
@@ -233,10 +233,13 @@ FACTORIES = {
     "netrc-password": lambda r: (lambda s: (f"machine api.example.org login me password {s}", s))(password(r)),
     "cli-credential-flag": lambda r: (lambda s: (r.choice([
         f"mysql -u root -p{s} app", f"sshpass -p '{s}' ssh host", f"psql --password={s}",
-        f"curl -u admin:{s} https://x", f"tool --db-password {s} --verbose"]), s))(password(r)),
+        f"curl -u admin:{s} https://x", f"tool --db-password {s} --verbose", f"redis-cli -h r -a {s} ping",
+        f"net use Z: \\\\srv\\share /user:corp\\me {s}", f"htpasswd -b -c .htpasswd admin {s}",
+        f"curl --user 'elastic:{s}$1' https://es:9200"]), s))(password(r)),
     "password-assignment": lambda r: (lambda s: (r.choice([
         f"DB_PASSWORD={s}", f'"password": "{s}"', f"  password: {s}", f"conn = connect(password='{s}')",
-        f"smtp_pass = \"{s}\"", f"Password: {s}"]), s))(password(r)),
+        f"smtp_pass = \"{s}\"", f"Password: {s}", f'<property name="db.password" value="{s}"/>',
+        f"<password>{s}</password>", f"Server=db;User ID=app;Password={s};", f"jdbc:mysql://db/app?user=u&password={s}"]), s))(password(r)),
     "secret-assignment": lambda r: (lambda s: (r.choice([
         f"CLIENT_SECRET={s}", f'"apiKey": "{s}"', f"  access_token: {s}", f"webhookSecret = '{s}'",
         f"X-Api-Key: {s}", f"?access_token={s}&page=2", f"VAULT_TOKEN=s.{s}"]), s))(pick(r, ALNUM, 32)),

@@ -46,7 +46,7 @@ _OP = (r"""(?=(?P<ws>[ \t]*))(?P=ws)(?:\*+[ \t]*)?"""
 # the `$` needs (?m): the assignment pattern is compiled with it
 # A value: quoted (q, s), possibly JSON-escaped (\"..\") or C#-verbatim (@".."); or bare (s2).
 _VALUE = (r"""(?:(?:@|\b[rbuRBU]{1,2})?\\?(?P<q>["'`])(?P<s>[^\n"'`]{1,400}?)\\?(?P=q)"""
-          r"""|(?P<s2>[^\s"'`;&,]{1,400}))""")
+          r"""|(?P<s2>[^\s"'`;&,<]{1,400}))""")  # `<`: the next XML tag, not the password
 _DB_SCHEME_RE = re.compile(
     r"(?i)(?:^|[^\w+.-])(?:jdbc:)?(?:postgres(?:ql)?|mysql|mariadb|mongodb(?:\+srv)?|rediss?|amqps?"
     r"|mssql|sqlserver|oracle|cockroachdb|clickhouse|couchdb|neo4j(?:\+s)?|bolt|memcached|cassandra"
@@ -234,6 +234,10 @@ _generic("cli-credential-flag",
          anchored=True)
 # A YAML block scalar (`token: |` then the value indented on the next line) is one more value form.
 _BLOCK = r"""(?:[|>][-+]?[ \t]*\r?\n[ \t]+(?P<s3>[^\s"'`]{4,400})|"""
+_generic("cli-credential-flag", r"\bnet use\b[^\n]*?/user:\S+[ \t]+['\"]?(?P<s>[^\s/'\"][^\s'\"]*)", ["net use"],
+         _flag_value)
+_generic("cli-credential-flag", r"\bhtpasswd(?=[^\n]*[ \t]-\w*b)(?:[ \t]+-\w+)*[ \t]+\S+[ \t]+\S+[ \t]+['\"]?"
+         r"(?P<s>[^\s'\"]+)", ["htpasswd"], _flag_value)
 _generic("secret-assignment", "(?m)" + _NAME + _CLOSE + _TYPE + _OP + _BLOCK + _VALUE[3:], _KEYWORDS, _assignment,
          anchored=True, names=("password-assignment",))
 _generic("secret-assignment",
