@@ -39,14 +39,23 @@ _TEMPLATE_RE = re.compile(r"^<[^<>]*>$|^<[\w .|/-]+>|\{\{[^{}]*\}\}|\$\{[A-Za-z_
                           r"|^\{[\w .-]*\}$|^\[[\w .-]*\]$|^\([\w .-]*\)$"
                           r"|^([^\w\s])[A-Za-z_][\w.-]*\1[.,:;!?]?$")
 _FILLER_RE = re.compile(r"([xX*#\u2022\u25cf])\1{3,}")
+_REPEAT_RE = re.compile(r"(.)\1{7,}")
+MIN_FILLER_SHARE = 0.4  # a run of one character over 40% of a value: random tokens never have one
 # ENV_NAMES, METAVARS and COMBO00:COMBO01: capital words, digits only at a word's end.
 _ENV_NAME_RE = re.compile(r"[A-Z][A-Z]+\d*(?:[_:./-][A-Z0-9]+)*|[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+")
+
+
+def _mostly_one_char(value: str) -> bool:
+    """`ghp_000000000000000000000000000000000000`: one character repeated over much of the value."""
+    run = max((m.end() - m.start() for m in _REPEAT_RE.finditer(value)), default=0)
+    return run >= MIN_FILLER_SHARE * len(value)
 
 
 def is_filler(value: str) -> bool:
     """Template, filler or example text: never a real secret, whatever the prefix says."""
     low = value.lower()
     return (not any(c.isalnum() for c in value) or "[redacted" in low or "..." in value
+            or _mostly_one_char(value)
             or "\u2026" in value or len(set(low)) == 1 or bool(_TEMPLATE_RE.search(value))
             or bool(_FILLER_RE.search(value)) or any(w in low for w in _PLACEHOLDER_WORDS))
 
