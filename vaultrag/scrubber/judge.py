@@ -27,7 +27,8 @@ _PLACEHOLDER_WORDS = ("example", "sample", "placeholder", "dummy", "fake", "your
                       "change_me", "redacted", "insert", "replace_me", "replaceme")
 _PLACEHOLDER_VALUES = frozenset("""password passwd pass pwd secret token key apikey api_key
     credentials none null nil true false yes no on off undefined required optional string str int
-    bool bytes any object secretstr empty default hidden masked ask prompt env auto""".split())
+    bool bytes any object secretstr empty default hidden masked ask prompt env auto test testing todo
+    tbd n/a foo bar baz foobar value""".split())
 # Runs anyone types as "some value": a value that is one of these alphabets' substrings
 _SEQUENCES = ("0123456789abcdefghijklmnopqrstuvwxyz", "abcdefghijklmnopqrstuvwxyz0123456789",
               "9876543210", "qwertyuiop", "asdfghjkl")
