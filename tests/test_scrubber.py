@@ -104,8 +104,10 @@ ALPHABET_CHARS = {"hex": HEX, "HEX": HEX.upper(), "Hex": HEX + "ABCDEF", "b62": 
 
 # rule -> factory(rng) -> (text as it would be pasted, the secret that must disappear)
 FACTORIES = {
-    "pem-private-key": lambda r: (pem(r, r.choice(["RSA PRIVATE KEY", "EC PRIVATE KEY", "PRIVATE KEY",
-                                                  "OPENSSH PRIVATE KEY", "PGP PRIVATE KEY BLOCK"])),) * 2,
+    "pem-private-key": lambda r: r.choice([
+        (pem(r, r.choice(["RSA PRIVATE KEY", "EC PRIVATE KEY", "PRIVATE KEY", "OPENSSH PRIVATE KEY",
+                          "PGP PRIVATE KEY BLOCK"])),) * 2,
+        (lambda s: (f"    client-key-data: {s}", s))(base64.b64encode(pem(r).encode()).decode())]),
     "putty-private-key": lambda r: (lambda s: (f"PuTTY-User-Key-File-3: ssh-ed25519\nPrivate-Lines: 1\n{s}", s))(
         base64.b64encode(r.randbytes(48)).decode()),
     "anthropic-api-key": lambda r: (lambda s: (f"ANTHROPIC_API_KEY={s}", s))(

@@ -16,7 +16,7 @@ from typing import Optional
 
 from .judge import is_placeholder, key_kind, looks_random, looks_secret_value
 from .rules import (PRIORITY_ARMOUR, PRIORITY_GENERIC, add, basic, jwt, literal, pem, random, target,
-                    wrapped_jwt)
+                    wrapped_jwt, wrapped_pem)
 
 MIN_PASSWORD_LEN = 4     # below this a `password:` value is a flag, a digit or a typo, not a password
 MAX_PEM_SPAN = 16000     # chars to look for -----END; a 4096-bit PGP secret key block is ~7 KB
@@ -199,6 +199,8 @@ def _generic(name: str, pattern: str, triggers, check=literal, anchored: bool = 
 add("pem-private-key",
     r"-----BEGIN ((?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?)-----(?:[\s\S]{0,%d}?-----END \1-----"
     r"|(?:[ \t]*\r?\n[ \t]*[A-Za-z0-9+/=]{16,})+)" % MAX_PEM_SPAN, ["private key"], pem, needs_long=False, vendor=False, anchored=False, priority=PRIORITY_ARMOUR)
+add("pem-private-key", r"\bLS0tLS1CRUdJTi[A-Za-z0-9+/]{40,}={0,2}", ["ls0tls1crudjti"], wrapped_pem,
+    needs_long=False, vendor=False, anchored=False, priority=PRIORITY_ARMOUR)
 add("putty-private-key", r"Private-Lines: \d+(?P<s>(?:\r?\n[A-Za-z0-9+/=]{8,})+)", ["private-lines"],
     literal, needs_long=False, vendor=False, anchored=False, priority=PRIORITY_ARMOUR)
 

@@ -131,6 +131,14 @@ def wrapped_jwt(m: re.Match) -> Optional[tuple]:
     return m.span() if decoded and re.match(rb'eyJ[\w-]{8,}\.eyJ', decoded) else None
 
 
+def wrapped_pem(m: re.Match) -> Optional[tuple]:
+    """A private key inside base64 (`LS0tLS1CRUdJTi...` = base64 of `-----BEGIN`): kubeconfig
+    `client-key-data`, Kubernetes secrets, CI variables."""
+    value = m.group()
+    decoded = _b64decode(value[:len(value) - len(value) % 4], urlsafe=False)
+    return m.span() if decoded and b"PRIVATE KEY" in decoded[:80] else None
+
+
 def basic(m: re.Match) -> Optional[tuple]:
     a, b = target(m)
     raw = _b64decode(m.string[a:b].rstrip("="), urlsafe=False)
