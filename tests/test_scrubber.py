@@ -353,6 +353,7 @@ SYNTAXES = [
     'if ({n}_secret == "{s}") {{', 'if ("{s}" === {n}Token) {{', "{n}_password = {s}", "{n}Pwd: {s}",
     "Server=db;Database=app;User Id={n};Password={s};", "jdbc:sqlserver://db:1433;user={n};password={s}",
     '<Resource name="jdbc/{n}" username="{n}" password="{s}" url="jdbc:mysql://db/app"/>',
+    "aws configure set {n}_secret_access_key {s}", "set -gx {N}_TOKEN {s}", 'setx {N}_API_KEY "{s}"',
 ]
 SECRET_KINDS = {  # value alphabets seen in vendors' token formats, and how long they run
     "base62": (ALNUM, 32), "lower-alnum": (string.ascii_lowercase + string.digits, 40), "hex": (HEX, 32),

@@ -261,6 +261,12 @@ _generic("secret-assignment",
          r"""\b(?i:name|key)=(?P<nq>["'])(?P<key>[\w.:-]{1,60})(?P=nq)[^<>\n]*>[ \t]*(?P<s>[^<>\s]{1,400})[ \t]*</""",
          ["name", "key"], _name_value, anchored=True, names=("password-assignment",),
          requires=("</",))
+# `aws configure set aws_secret_access_key X`, `npm config set //reg/:_authToken X`: name then value
+_generic("secret-assignment",
+         r"""\b(?:(?:aws|az|gcloud) configure set|git config(?:[ \t]+--\w+)*|(?:npm|yarn|pnpm) config set"""
+         r"""|set -[gU]?x|setx)[ \t]+(?P<key>[\w.:/@-]{2,80})[ \t]+['"]?(?P<s>[^\s'"]{4,400})""",
+         ["configure set", "git config", "config set", "set -", "setx"], _name_value,
+         names=("password-assignment",))
 _generic("keyword-high-entropy",
          r"\b(?i:(?:secret|token|password|passwd|passphrase|api[ _-]?key|access[ _-]?key|credentials?)"
          r"s?(?![-.]?\w))"
