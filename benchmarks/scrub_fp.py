@@ -1,6 +1,6 @@
 """Scrubber false positives and speed on real prose nobody on this project wrote.
 
-    .venv/bin/python benchmarks/scrub_fp.py [--show N] [--corpus NAME]
+    .venv/bin/python benchmarks/scrub_fp.py [--show N] [--corpus NAME] [--against REV]
 
 Corpora (read from ../shared relative to the repo root; nothing is copied into the repo):
   obsidian-help  eval/vaults/**/*.md (Obsidian Help vault, 5 languages)
@@ -10,12 +10,17 @@ Corpora (read from ../shared relative to the repo root; nothing is copied into t
 Chunks approximate the real chunker (not written yet): split at H2 headings, then at blank lines
 into pieces of at most CHUNK_CHARS. A chunk is "altered" if scrub changes it. Every finding is real
 text the scrubber changed; print them with --show to review. Speed is measured on whole files, as
-the indexer calls scrub (one raw file before parsing).
+the indexer calls scrub (one raw file before parsing), as CPU time of this process (the machine is
+shared; wall time is printed beside it). `--against REV` loads the scrubber of a git revision (the
+single-file or the package layout) and times it on the same files, interleaved, median of
+--repeat runs each, so the ratio holds however busy the machine is.
 """
 from __future__ import annotations
 
 import argparse
+import importlib
 import re
+import subprocess
 import sqlite3
 import sys
 import tarfile
@@ -73,13 +78,40 @@ def index_floor_seconds(docs: list[tuple[str, str]]) -> float:
     return time.perf_counter() - t
 
 
-def run(name: str, show: int, tmp: Path) -> str:
+def load_revision(rev: str, tmp: Path):
+    """The `scrub` function of git revision `rev`, imported from a private copy."""
+    dest = tmp / f"ref_{re.sub(r'[^A-Za-z0-9]', '_', rev)}"
+    dest.mkdir(exist_ok=True)
+    for path in ("vaultrag/scrubber.py", "vaultrag/scrubber"):
+        archive = subprocess.run(["git", "-C", str(ROOT), "archive", rev, path], capture_output=True)
+        if archive.returncode == 0:
+            subprocess.run(["tar", "-x", "-C", str(dest)], input=archive.stdout, check=True)
+            break
+    else:
+        raise SystemExit(f"no scrubber at revision {rev}: give a commit that has vaultrag/scrubber")
+    sys.path.insert(0, str(dest))
+    # the copy is imported as top-level `vaultrag.scrubber` under another root: rename the root
+    (dest / "vaultrag").rename(dest / f"refpkg_{dest.name}")
+    return importlib.import_module(f"refpkg_{dest.name}.scrubber").scrub
+
+
+def timed(fn, docs) -> tuple[float, float]:
+    """(CPU seconds, wall seconds) to scrub every document once."""
+    cpu, wall = time.process_time(), time.perf_counter()
+    for _, text in docs:
+        fn(text)
+    return time.process_time() - cpu, time.perf_counter() - wall
+
+
+def run(name: str, show: int, tmp: Path, against=None, repeat: int = 1) -> str:
     docs = load(name, tmp)
     mb = sum(len(t.encode("utf-8")) for _, t in docs) / 1e6
-    t = time.perf_counter()
-    for _, text in docs:
-        scrub(text)
-    secs = time.perf_counter() - t
+    ours, ref = [], []
+    for _ in range(repeat):
+        ours.append(timed(scrub, docs))
+        if against is not None:
+            ref.append(timed(against[1], docs))
+    secs, wall = sorted(ours)[len(ours) // 2]
     total = altered = 0
     by_rule: Counter = Counter()
     examples = []
@@ -93,9 +125,14 @@ def run(name: str, show: int, tmp: Path) -> str:
                 examples.append((path, findings, chunk, clean))
     lines = [f"## {name}", "",
              f"- files {len(docs):,}, {mb:.2f} MB, chunks {total:,}",
-             f"- scrub whole files: {secs:.3f} s = **{mb / secs:.1f} MB/s**",
+             f"- scrub whole files: {secs:.3f} CPU-s = **{mb / secs:.1f} MB/s** "
+             f"(wall {wall:.3f} s = {mb / wall:.1f} MB/s; median of {repeat})",
              f"- chunks altered: **{altered} / {total:,} = {100 * altered / max(total, 1):.3f}%**",
              f"- findings by rule: {dict(sorted(by_rule.items())) or 'none'}"]
+    if against is not None:
+        ref_secs = sorted(ref)[len(ref) // 2][0]
+        lines.append(f"- against {against[0]}: {ref_secs:.3f} CPU-s = {mb / ref_secs:.1f} MB/s; "
+                     f"this tree / {against[0]} speed = **{ref_secs / secs:.2f}x**")
     if name == "tldr":
         floor = index_floor_seconds(docs)
         lines += [f"- share of full-index time (reference 52 CPU-s at ~50k chunks): "
@@ -114,14 +151,17 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--show", type=int, default=0, help="print N altered chunks to stderr")
     parser.add_argument("--corpus", choices=["obsidian-help", "tldr", "tool-outputs"], action="append")
+    parser.add_argument("--against", metavar="REV", help="also time the scrubber of this git revision")
+    parser.add_argument("--repeat", type=int, default=3, help="timing runs per scrubber (median)")
     args = parser.parse_args()
     if not SHARED.is_dir():
         print(f"{SHARED} not found: this benchmark reads the shared eval data beside the repo; "
               "nothing to measure.")
         return 0
     with tempfile.TemporaryDirectory() as tmp:
+        against = (args.against, load_revision(args.against, Path(tmp))) if args.against else None
         for name in args.corpus or ["obsidian-help", "tldr", "tool-outputs"]:
-            print(run(name, args.show, Path(tmp)), "\n", flush=True)
+            print(run(name, args.show, Path(tmp), against, args.repeat), "\n", flush=True)
     return 0
 
 

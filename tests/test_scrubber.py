@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 
 from vaultrag import scrubber
 from vaultrag.scrubber import GENERIC_RULES, RULES, VENDOR_RULES, Finding, scrub, summarize
+from vaultrag.scrubber.vendors import ALPHABETS, PREFIXED
 
 B62 = string.digits + string.ascii_uppercase + string.ascii_lowercase
 ALNUM = string.ascii_letters + string.digits
@@ -88,10 +89,25 @@ def uuid4(rng: random.Random) -> str:
     return f"{h[:8]}-{h[8:12]}-4{h[13:16]}-a{h[17:20]}-{h[20:]}"
 
 
+def prefixed_secret(rng: random.Random, entry: tuple) -> str:
+    """A token of a `vendors.PREFIXED` entry: its prefix plus a random body of its alphabet."""
+    _, prefix, alphabet, lo, hi = entry
+    chars = ALPHABET_CHARS[alphabet]
+    return prefix + pick(rng, chars, rng.randint(lo, hi))
+
+
+ALPHABET_CHARS = {"hex": HEX, "HEX": HEX.upper(), "Hex": HEX + "ABCDEF", "b62": ALNUM,
+                  "a36": string.ascii_lowercase + string.digits, "A36": string.ascii_uppercase + string.digits,
+                  "url": URLSAFE, "b64": B64, "b64url=": URLSAFE + "=", "a36url": string.ascii_lowercase + string.digits + "_-",
+                  "b32": string.ascii_uppercase + "234567"}
+
+
 # rule -> factory(rng) -> (text as it would be pasted, the secret that must disappear)
 FACTORIES = {
-    "pem-private-key": lambda r: (pem(r, r.choice(["RSA PRIVATE KEY", "EC PRIVATE KEY", "PRIVATE KEY",
-                                                  "OPENSSH PRIVATE KEY", "PGP PRIVATE KEY BLOCK"])),) * 2,
+    "pem-private-key": lambda r: r.choice([
+        (pem(r, r.choice(["RSA PRIVATE KEY", "EC PRIVATE KEY", "PRIVATE KEY", "OPENSSH PRIVATE KEY",
+                          "PGP PRIVATE KEY BLOCK"])),) * 2,
+        (lambda s: (f"    client-key-data: {s}", s))(base64.b64encode(pem(r).encode()).decode())]),
     "putty-private-key": lambda r: (lambda s: (f"PuTTY-User-Key-File-3: ssh-ed25519\nPrivate-Lines: 1\n{s}", s))(
         base64.b64encode(r.randbytes(48)).decode()),
     "anthropic-api-key": lambda r: (lambda s: (f"ANTHROPIC_API_KEY={s}", s))(
@@ -171,10 +187,45 @@ FACTORIES = {
         "NRAK-" + pick(r, string.ascii_uppercase + string.digits, 27)),
     "atlassian-api-token": lambda r: (lambda s: (f"jira token {s} (expires in a year)", s))(
         "ATATT3xFfGF0" + pick(r, URLSAFE, 180) + "=" + pick(r, HEX, 8)),
+    "azure-ad-client-secret": lambda r: (lambda s: (f'<add key="ida:ClientSecret" value="{s}" />', s))(
+        pick(r, URLSAFE + "~.", 3) + str(r.randint(0, 9)) + "Q~" + pick(r, URLSAFE + "~.", 34)),
+    "azure-cognitive-key": lambda r: (lambda s: (f"Ocp-Apim-Subscription-Key: {s}", s))(
+        pick(r, ALNUM, 52) + "JQQJ9" + pick(r, ALNUM, 27)),
+    "azure-devops-pat": lambda r: (lambda s: (f"git clone https://me:{s}@dev.azure.com/o/p", s))(
+        pick(r, ALNUM, 52) + "AZDO" + pick(r, ALNUM, 28)),
+    "gcp-oauth-refresh-token": lambda r: (lambda s: (f"refresh: {s}", s))("1//0" + pick(r, URLSAFE, 60)),
+    "teams-webhook": lambda r: (lambda s: (f"https://acme.webhook.office.com/webhookb2/{s}", s))(
+        f"{uuid4(r)}@{uuid4(r)}/IncomingWebhook/{pick(r, HEX, 32)}/{uuid4(r)}"),
+    "mailchimp-api-key": lambda r: (lambda s: (f"client.set_config({{'api_key': '{s}'}})", s))(
+        pick(r, HEX, 32) + f"-us{r.randint(1, 21)}"),
+    "hubspot-token": lambda r: (lambda s: (f"HUBSPOT={s}", s))(f"pat-{r.choice(['na1', 'eu1'])}-{uuid4(r)}"),
+    "plaid-token": lambda r: (lambda s: (f"got {s}", s))(f"access-{r.choice(['sandbox', 'production'])}-{uuid4(r)}"),
+    "launchdarkly-key": lambda r: (lambda s: (f"ld.init('{s}')", s))(f"sdk-{uuid4(r)}"),
+    "braintree-token": lambda r: (lambda s: (f"gateway = {s}", s))(
+        f"access_token$production${pick(r, HEX, 16)}${pick(r, HEX, 32)}"),
+    "asana-token": lambda r: (lambda s: (f"asana.Client.access_token('{s}')", s))(
+        f"1/{r.randint(10**15, 10**16 - 1)}:{pick(r, ALNUM, 32)}"),
+    "dropbox-token": lambda r: (lambda s: (f"dbx = dropbox.Dropbox('{s}')", s))("sl." + pick(r, URLSAFE, 138)),
+    "twitter-bearer-token": lambda r: (lambda s: (f"bearer {s}", s))("A" * 22 + pick(r, ALNUM + "%", 80)),
+    "onepassword-secret-key": lambda r: (lambda s: (f"Secret Key {s}", s))(
+        "A3-" + "-".join(pick(r, string.ascii_uppercase + string.digits, n) for n in (6, 6, 5, 5, 5, 5))),
+    "okta-api-token": lambda r: (lambda s: (f"Authorization: SSWS {s}", s))("00" + pick(r, URLSAFE, 40)),
+    "softlayer-api-key": lambda r: (lambda s: (f"http://api.softlayer.com/soap/v3.1/{s}", s))(
+        pick(r, string.ascii_lowercase + string.digits, 64)),
+    "airtable-token": lambda r: (lambda s: (f"AIRTABLE={s}", s))(f"pat{pick(r, ALNUM, 14)}.{pick(r, HEX, 64)}"),
+    "harness-token": lambda r: (lambda s: (f"x-api-key: {s}", s))(
+        f"pat.{pick(r, URLSAFE, 22)}.{pick(r, ALNUM, 24)}.{pick(r, ALNUM, 20)}"),
+    "clickup-token": lambda r: (lambda s: (f"Authorization: {s}", s))(
+        f"pk_{r.randint(10**6, 10**8)}_{pick(r, string.ascii_uppercase + string.digits, 32)}"),
+    "telnyx-api-key": lambda r: (lambda s: (f"telnyx.api_key = {s}", s))(
+        f"KEY{pick(r, HEX.upper(), 32)}_{pick(r, ALNUM, 22)}"),
+    "infisical-token": lambda r: (lambda s: (f"INFISICAL={s}", s))(f"st.{uuid4(r)}.{pick(r, HEX, 32)}.{pick(r, HEX, 32)}"),
+    "authorization-header": lambda r: (lambda s: (f'-H "Authorization: {r.choice(["ApiKey", "GenieKey", "Splunk", "SSWS-like"])} {s}"', s))(
+        pick(r, ALNUM, 36)),
     "jwt": lambda r: (lambda s: (f"cookie session={s}; Path=/", s))(jwt(r)),
-    "database-url": lambda r: (lambda s: (
+    "database-url": lambda r: (lambda s: (r.choice([
         f"DATABASE_URL={r.choice(['postgres', 'postgresql', 'mysql', 'mongodb+srv', 'redis', 'amqp'])}"
-        f"://app_user:{s}@db.internal:5432/prod", s))(password(r)),
+        f"://app_user:{s}@db.internal:5432/prod", f"url=jdbc:oracle:thin:scott/{s}@db:1521:orcl"]), s))(password(r)),
     "url-credentials": lambda r: (lambda s: (f"proxy = https://me:{s}@proxy.corp.example:8443", s))(password(r)),
     "bearer-token": lambda r: (lambda s: (f'curl -H "Authorization: Bearer {s}" https://api.x', s))(
         pick(r, ALNUM, 40)),
@@ -184,16 +235,25 @@ FACTORIES = {
     "netrc-password": lambda r: (lambda s: (f"machine api.example.org login me password {s}", s))(password(r)),
     "cli-credential-flag": lambda r: (lambda s: (r.choice([
         f"mysql -u root -p{s} app", f"sshpass -p '{s}' ssh host", f"psql --password={s}",
-        f"curl -u admin:{s} https://x", f"tool --db-password {s} --verbose"]), s))(password(r)),
+        f"curl -u admin:{s} https://x", f"tool --db-password {s} --verbose", f"redis-cli -h r -a {s} ping",
+        f"net use Z: \\\\srv\\share /user:corp\\me {s}", f"htpasswd -b -c .htpasswd admin {s}",
+        f"curl --user 'elastic:{s}$1' https://es:9200"]), s))(password(r)),
     "password-assignment": lambda r: (lambda s: (r.choice([
         f"DB_PASSWORD={s}", f'"password": "{s}"', f"  password: {s}", f"conn = connect(password='{s}')",
-        f"smtp_pass = \"{s}\"", f"Password: {s}"]), s))(password(r)),
+        f"smtp_pass = \"{s}\"", f"Password: {s}", f'<property name="db.password" value="{s}"/>',
+        f"<password>{s}</password>", f"Server=db;User ID=app;Password={s};", f"jdbc:mysql://db/app?user=u&password={s}"]), s))(password(r)),
     "secret-assignment": lambda r: (lambda s: (r.choice([
         f"CLIENT_SECRET={s}", f'"apiKey": "{s}"', f"  access_token: {s}", f"webhookSecret = '{s}'",
         f"X-Api-Key: {s}", f"?access_token={s}&page=2", f"VAULT_TOKEN=s.{s}"]), s))(pick(r, ALNUM, 32)),
     "keyword-high-entropy": lambda r: (lambda s: (f"the new token is {s} (rotated monday)", s))(
         pick(r, ALNUM, 32)),
 }
+
+
+# Rules that exist only as `vendors.PREFIXED` entries get a factory from their (first) entry.
+for _entry in PREFIXED:
+    FACTORIES.setdefault(_entry[0], lambda r, e=_entry: (lambda s: (f"pasted {s} by mistake", s))(
+        prefixed_secret(r, e)))
 
 
 def make(rule: str, seed: int) -> tuple[str, str]:
@@ -212,6 +272,17 @@ def test_rule_counts_and_names():
 
 def test_every_rule_has_a_generator():
     assert set(FACTORIES) == set(RULES)
+    assert set(ALPHABET_CHARS) == set(ALPHABETS)
+
+
+@pytest.mark.parametrize("entry", PREFIXED, ids=lambda e: f"{e[0]}:{e[1]}")
+def test_prefixed_vendor_token_is_redacted(entry):
+    for seed in range(10):
+        secret = prefixed_secret(random.Random(seed), entry)
+        for text in (f"got {secret} from the console", f"TOKEN={secret}", f'"{secret}"'):
+            clean, findings = scrub(text)
+            assert secret not in clean, (entry, seed, clean)
+            assert entry[0] in {f.rule for f in findings} or "assignment" in str(findings), (entry, findings)
 
 
 @pytest.mark.parametrize("rule", sorted(FACTORIES))
@@ -264,6 +335,56 @@ def test_length_changing_lowercase_falls_back_correctly():
     assert clean == "İİİ note\nDB_PASSWORD=[REDACTED:password-assignment]\n"
 
 
+# ---------------------------------------------------------------------------- every syntax
+# `name = value` as notes and transcripts carry it: {n} a name stem, {N} its upper case, {s} the secret.
+SYNTAXES = [
+    '{n}Token="{s}"', "{n}Token = {s}", '{{\n    "{n}_token": "{s}"\n}}', '\\{{\\"{n}_token\\": \\"{s}\\"\\}}',
+    "<{n}Token>{s}</{n}Token>", "<{n}Token>\n    {s}\n</{n}Token>", "{n}_token: {s}", "{n}_token: '{s}'",
+    "{n}_token: |\n  {s}", "{n}_token: >\n  {s}", 'string {n}Token = "{s}";', 'var {n}Token string = "{s}"',
+    "{n}Token := `{s}`", 'String {n}Token = "{s}";', 'val {n}Token: String = "{s}"', '${n}Token .= "{s}"',
+    "{n}Token,{s},", '  "{n}Token" => "{s}"', '{N}_TOKEN ::= "{s}"', '{N}_TOKEN ?= "{s}"', '{N}_TOKEN += "{s}"',
+    '{n}_api_token = "{s}"', "export {N}_API_KEY={s}", '$env:{N}_TOKEN = "{s}"', "ENV {N}_SECRET={s}",
+    '<entry name="{n}Token" value="{s}" />', '<add key="{n}:ClientSecret" value="{s}"/>',
+    '- name: {N}_TOKEN\n  value: "{s}"', '{{"name": "{n}_token", "value": "{s}"}}',
+    '<property name="{n}.password">{s}</property>', 'System.setProperty("{N}_TOKEN", "{s}")',
+    'headers = {{"X-{n}-Token": "{s}"}}', "{n}.auth.token={s}", '(def {n}-token "{s}")', '{n}_token <- "{s}"',
+    'const {n}Key = "{s}";', '"{n}ClientSecret": "{s}",', "{N}_ACCESS_KEY: {s}", 'some_{n}_token_123 = "{s}"',
+    "docker run -e {N}_TOKEN={s} img", "GET /v1/items?{n}_token={s}&page=2", '{n}Token = @"{s}";',
+    'if ({n}_secret == "{s}") {{', 'if ("{s}" === {n}Token) {{', "{n}_password = {s}", "{n}Pwd: {s}",
+    "Server=db;Database=app;User Id={n};Password={s};", "jdbc:sqlserver://db:1433;user={n};password={s}",
+    '<Resource name="jdbc/{n}" username="{n}" password="{s}" url="jdbc:mysql://db/app"/>',
+    "aws configure set {n}_secret_access_key {s}", "set -gx {N}_TOKEN {s}", 'setx {N}_API_KEY "{s}"',
+]
+SECRET_KINDS = {  # value alphabets seen in vendors' token formats, and how long they run
+    "base62": (ALNUM, 32), "lower-alnum": (string.ascii_lowercase + string.digits, 40), "hex": (HEX, 32),
+    "digits": (string.digits, 18), "urlsafe": (URLSAFE, 24), "base64": (B64, 40),
+}
+
+
+def syntax_secret(rng: random.Random, kind: str) -> str:
+    chars, n = SECRET_KINDS[kind]
+    while True:  # a value must start and end with a letter or digit to be one token in every syntax
+        s = pick(rng, chars, n)
+        if s[0].isalnum() and s[-1].isalnum():
+            return s
+
+
+def syntax_samples(seed: int):
+    rng = random.Random(seed)
+    for template in SYNTAXES:
+        for kind in SECRET_KINDS:
+            stem = rng.choice(["discord", "datadog", "acme", "myService", "adobe"])
+            secret = syntax_secret(rng, kind)
+            yield template.format(n=stem, N=stem.upper(), s=secret), secret
+
+
+def test_every_syntax_and_value_alphabet_is_redacted():
+    missed = [(text, secret) for seed in range(3) for text, secret in syntax_samples(seed)
+              if secret in scrub(text)[0]]
+    total = 3 * len(SYNTAXES) * len(SECRET_KINDS)
+    assert len(missed) / total <= 0.01, missed[:10]  # random lower-case values may read as words
+
+
 # ---------------------------------------------------------------------------- near misses
 NEAR_MISSES = [
     # code references with long identifiers, build hashes
@@ -308,6 +429,15 @@ NEAR_MISSES = [
     "- [[Secrets management]] and #security/tokens in the vault",
     "api_key = load_key('openai')  # secret: stored in keychain",
     "The sk-learn estimator and sk-ant-alias are not keys; neither is hf_hub_download.",
+    # names that describe a secret rather than hold one, and values that are not literals
+    'key_id = "a1b2c3d4e5f6a7b8"\nsession_token_ttl = 3600\ntoken_type = "Bearer"\nsecret_name = "prod/db/pw"',
+    'token_endpoint: https://oauth2.googleapis.com/token\nprivate_key_path: /etc/ssl/key.pem',
+    "idempotency_key: 7c9e6679-7425-40de-944b-e07fc1f90ae7\ncache_key: user:1234:profile",
+    'password_protected: yes\npassword_min_length = 12\npassword_reset_url = "/account/reset"',
+    "monkey = Bananas1234567890Bananas\nkeyboard_layout = us\ntokens = tokenizer.encode(text)",
+    'discord_token = "xxxxxxxxxxxxxxxxxxxxxxxx"\nDISCORD_TOKEN=${DISCORD_TOKEN}\nsecret: {{ .Values.secret }}',
+    "let key = `${prefix}-${id}`;\nconst token = useToken();\napiKey = \"\"",
+    'password = input("Password: ")\ntoken: abcdefghijklmnopqrstuvwxyz\nkey = 0000000000000000000000',
 ]
 
 

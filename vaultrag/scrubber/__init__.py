@@ -1,0 +1,53 @@
+r"""Credential scrubber: text -> (clean text, findings). Pure, standard library only, no I/O.
+
+Layout: `judge` (placeholder / randomness / key-name judgements), `rules` (the rule type, its
+registry and the match checks), `vendors` (prefix-and-shape rules, `PREFIXED` table), `generic`
+(context rules: assignments in every syntax, URLs, flags, headers, keys), `engine` (scrub()).
+
+Everything vaultrag stores or injects passes through `scrub` first: the raw note before it is parsed
+(so headings, frontmatter, FTS rows, vectors and citations never see a secret), hook tool output, and
+log lines. A secret becomes `[REDACTED:rule-name]`; a `Finding` records the rule and the 1-based line,
+never the secret, and the log line names only rules and counts.
+
+Choices, and why:
+- Line structure is preserved. A redacted span keeps every line break it covered, so a PEM block
+  becomes the marker on its first line followed by empty lines: line k in is line k out, and the
+  parser can run on scrubbed text and still cite true line numbers.
+- Vendor rules key on a published prefix and shape (ghp_, AKIA, sk-ant-, xoxb-, SG., ABSK, sq0csp-,
+  `xxx8Q~`); generic rules key on context (PEM armour, URL userinfo, Authorization headers,
+  `name = value` in any syntax, `--token`) and then judge the value: placeholder, code reference,
+  or literal/random? A name is secret if a keyword (password, pwd, secret, token, key, credential,
+  auth...) is one of its words and no metadata word follows it (`token_type`, `password_policy`):
+  `some_api_token_123`, `my_password_secure`, `discordToken` count; `secretName` does not.
+- Placeholders are recognised by form, not by a list of known examples: template syntax (`<..>`,
+  `{{ }}`, `${ }`, `$VAR`, `%VAR%`, `^PASS^`), ellipses, runs of x/*/#, ALL_CAPS names (env vars,
+  metavars), type names, code references (`os.environ[..]`, `process.env.X`), paths, and the words
+  example/sample/your/dummy/fake/placeholder/changeme/redacted. Context rules also stay silent inside
+  a `{{ ... }}` span (documentation templates such as `{{mysql://user:pass@host}}`).
+- Randomness (`judge.looks_random`) = length >= 16, two or more character classes (symbols count),
+  Shannon entropy >= 3 bits/char, and "wordiness" (share of characters in pronounceable letter runs)
+  <= 0.5 (or <= 0.75 for separator-free values whose letters and digits alternate, as random
+  lower-case alphanumerics do): identifiers, slugs and file names score 0.5-1, random base62 ~0.05.
+  10-15 characters count only with all three classes and no words; a secret name also takes 16+
+  digits (Discord ids). Measured cost: context rules miss ~0.5% of
+  uniformly random 20-char values and <0.1% of 32-char ones (tests pin this); vendor rules use 0.8.
+- Checksums: GitHub tokens end in a 6-character base62 CRC32. We do not require it to match: a
+  token-shaped string with a failing checksum is a mistyped, hand-edited or future-format token, and
+  users want a near-credential hidden more than one lookalike kept; prefix + exact length + charset
+  already never occur in prose. Tests generate checksummed tokens and check a broken one is redacted.
+- Not detected, on purpose: standalone high-entropy strings with no keyword or prefix (they shred
+  certificates, SRI hashes, SSH public keys, lock files, base64 images); public identifiers (Stripe
+  pk_, Twilio AC SIDs, AWS AIDA/AROA ids, public keys, certificates); bare prose "the password is x".
+- Idempotent: no rule matches a marker, and scrub re-runs until nothing new fires (MAX_PASSES).
+- Fast path: each rule is gated by lowercase literals looked up once per text; vendor triggers are
+  looked up only near random-looking runs (a 20+ token run with a digit or capital), in one pass;
+  a leading `\b` is checked in Python so `re` can use its literal-prefix search; keyword rules start
+  `re.match` only where `str.find` found the keyword, and take whitespace possessively; regexes
+  compile on first use. Figures: BENCHMARKS.md, "Secrets (#13)".
+"""
+from __future__ import annotations
+
+from .engine import GENERIC_RULES, RULES, VENDOR_RULES, Finding, scrub, summarize
+from .rules import COMPILED as _COMPILED
+
+__all__ = ["Finding", "GENERIC_RULES", "RULES", "VENDOR_RULES", "scrub", "summarize"]

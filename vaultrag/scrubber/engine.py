@@ -1,0 +1,115 @@
+"""Run the rules: gate by trigger literals, collect spans, pick non-overlapping ones, redact."""
+from __future__ import annotations
+
+import logging
+import re
+from collections import Counter
+from dataclasses import dataclass
+from typing import Iterable
+
+from . import generic, vendors  # noqa: F401  (they fill the registry)
+from .rules import REGISTRY, in_template
+
+log = logging.getLogger("vaultrag.scrubber")
+
+MAX_PASSES = 3           # re-scan after redaction until stable; real text settles in one pass
+_BREAKS = "\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029"  # everything str.splitlines() breaks on
+# Every vendor token holds a run of 20+ [A-Za-z0-9_-]; ~12% of tldr pages do. Searching for one run
+# first (~130 MB/s) lets most text skip the vendor triggers altogether.
+_LONG_RUN_RE = re.compile(r"[A-Za-z0-9_-]{20}")
+# In a large text, the triggers of vendor tokens are looked up only near random-looking runs: a
+# 20+ run of token characters with a digit or a capital (snake_case words have neither), plus the
+# TOKEN_REACH characters before it where a prefix such as `dp.st.` or `sk-ant-api03-` starts. On
+# tool output that is ~9% of the text, so ~200 substring scans of it stay cheap.
+_WINDOW_RE = re.compile(r"[A-Za-z0-9+/=_-]{20,}")
+_MIXED_RE = re.compile(r"[0-9A-Z]")  # a separate test: folding it into _WINDOW_RE is 1.5-2x slower
+TOKEN_REACH = 24  # chars; the longest prefix before a 20-char body run (`sk-ant-admin01-`, `dp.st.x.`)
+
+
+@dataclass(frozen=True)
+class Finding:
+    rule: str
+    line: int  # 1-based line of the secret's first character
+
+
+_RULES = tuple(sorted(REGISTRY, key=lambda r: r.priority))  # stable: registration order within a tier
+RULES: tuple[str, ...] = tuple(dict.fromkeys(n for r in _RULES for n in r.names))
+VENDOR_RULES: tuple[str, ...] = tuple(dict.fromkeys(n for r in _RULES if r.vendor for n in r.names))
+GENERIC_RULES: tuple[str, ...] = tuple(n for n in RULES if n not in VENDOR_RULES)
+# Each distinct trigger is looked up once per text (vendor ones only if a long run exists) and
+# selects the rules it gates.
+_SHORT_TRIGGERS = tuple(dict.fromkeys(t for r in _RULES if not r.needs_long and not r.in_token
+                                      for t in r.triggers))
+_LONG_TRIGGERS = tuple(dict.fromkeys(t for r in _RULES if r.needs_long and not r.in_token
+                                     for t in r.triggers if t not in _SHORT_TRIGGERS))
+_TOKEN_TRIGGERS = tuple(dict.fromkeys(t for r in _RULES if r.needs_long and r.in_token for t in r.triggers
+                                      if t not in _SHORT_TRIGGERS and t not in _LONG_TRIGGERS))
+_TOKEN_ANY_TRIGGERS = tuple(dict.fromkeys(t for r in _RULES if not r.needs_long and r.in_token
+                                          for t in r.triggers))
+_GATED: dict[str, list[int]] = {}
+for _i, _r in enumerate(_RULES):
+    for _t in _r.triggers:
+        _GATED.setdefault(_t, []).append(_i)
+_UNGATED = [i for i, r in enumerate(_RULES) if not r.triggers]
+
+
+def _find(text: str) -> list[tuple[int, int, str]]:
+    """Non-overlapping (start, end, rule) spans: earliest first, then longest, then rule order."""
+    low = text.lower()
+    present = [t for t in _SHORT_TRIGGERS if t in low]
+    # One pass finds the runs vendor tokens sit in; most prose has none and skips ~180 lookups.
+    runs = [m for m in _WINDOW_RE.finditer(text) if _MIXED_RE.search(m.group())]
+    has_long = any(_LONG_RUN_RE.search(m.group()) for m in runs)
+    if runs:
+        windows = " ".join(text[max(0, m.start() - TOKEN_REACH):m.end()] for m in runs).lower()
+        present += [t for t in _TOKEN_ANY_TRIGGERS if t in windows]
+        if has_long:
+            present += [t for t in _TOKEN_TRIGGERS if t in windows]
+    if has_long:
+        present += [t for t in _LONG_TRIGGERS if t in low]
+    active = set(_UNGATED).union(*(_GATED[t] for t in present))
+    candidates = []
+    for order in sorted(active):
+        rule = _RULES[order]
+        if (rule.needs_long and not has_long) or (rule.requires and not any(r in low for r in rule.requires)):
+            continue
+        for m in rule.matches(text, low):
+            span = rule.check(m)
+            if span and span[1] > span[0] and (rule.vendor or not in_template(text, span[0])):
+                candidates.append((span[0], -span[1], order, span[2] if len(span) > 2 else rule.name))
+    candidates.sort()
+    chosen, end = [], -1
+    for start, neg_end, _, name in candidates:
+        if start >= end:
+            chosen.append((start, -neg_end, name))
+            end = -neg_end
+    return chosen
+
+
+def scrub(text: str) -> tuple[str, tuple[Finding, ...]]:
+    """Replace every secret in `text` with `[REDACTED:rule]`, keeping every line break in place."""
+    findings: list[Finding] = []
+    for _ in range(MAX_PASSES):
+        spans = _find(text)
+        if not spans:
+            break
+        out, pos, line = [], 0, 1
+        for start, end, name in spans:
+            line += text.count("\n", pos, start)
+            findings.append(Finding(name, line))
+            secret = text[start:end]
+            out += (text[pos:start], f"[REDACTED:{name}]", "".join(c for c in secret if c in _BREAKS))
+            line += secret.count("\n")
+            pos = end
+        out.append(text[pos:])
+        text = "".join(out)
+    if findings:
+        findings.sort(key=lambda f: (f.line, f.rule))
+        log.info("scrubbed %d secret(s): %s", len(findings),
+                 ", ".join(f"{k}={v}" for k, v in summarize(findings).items()))
+    return text, tuple(findings)
+
+
+def summarize(findings: Iterable[Finding]) -> dict[str, int]:
+    """Count findings by rule name, sorted by name (for reports and logs; never the secret)."""
+    return dict(sorted(Counter(f.rule for f in findings).items()))
