@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass
 
 from .clean import clean, scrub_text
+from .persisted import read_persisted
 from .read import compress_read
 from .spill import bounded, spill
 from .text import BUDGET_CHARS, MIN_BUDGET, compress_planned, compress_text, lead_text, plan
@@ -25,6 +26,9 @@ PERSIST_CHARS = 30_000
 # characters (§2.6). The note and the digest stay within this, with room to spare.
 PREVIEW_CHARS = 1800
 LEAD_END = "[... the compressed output in its own order follows ...]"
+# The client's note that it kept the whole output on disk. A replacement that still carries them
+# is shown as a `<persisted-output>` preview (its first ~2 KB); one without them arrives inline.
+PERSISTED_KEYS = ("persistedOutputPath", "persistedOutputSize")
 # PostToolUseFailure gives a failing Bash command's output as `error`, middle-truncated by the
 # client at 10,000 characters (reference §1.4), and takes no replacement, only additionalContext.
 # Above this size a digest of it goes next to the result, small enough to arrive whole.
@@ -129,17 +133,18 @@ def _scrub_value(value):
 
 def compress_tool_output(tool_name: str, tool_input: dict, tool_response: object, *, prompt: str | None = None,
                          budget_chars: int = BUDGET_CHARS, threshold_chars: int = THRESHOLD_CHARS,
-                         spill_dir=None) -> dict | None:
+                         spill_dir=None, transcript_path: str | None = None) -> dict | None:
     """A replacement `tool_response` for a PostToolUse hook's `updatedToolOutput`, or None.
     See `compress_post_tool_use`, which also gives the note that goes with it."""
     out = compress_post_tool_use(tool_name, tool_input, tool_response, prompt=prompt, budget_chars=budget_chars,
-                                 threshold_chars=threshold_chars, spill_dir=spill_dir)
+                                 threshold_chars=threshold_chars, spill_dir=spill_dir,
+                                 transcript_path=transcript_path)
     return out.tool_response if out is not None else None
 
 
 def compress_post_tool_use(tool_name: str, tool_input: dict, tool_response: object, *, prompt: str | None = None,
                            budget_chars: int = BUDGET_CHARS, threshold_chars: int = THRESHOLD_CHARS,
-                           spill_dir=None) -> Compressed | None:
+                           spill_dir=None, transcript_path: str | None = None) -> Compressed | None:
     """What to hand Claude Code for one tool result, or None to leave it as it is.
 
     The response has the original's keys and types with only text fields shortened (Bash `stdout`
@@ -148,10 +153,12 @@ def compress_post_tool_use(tool_name: str, tool_input: dict, tool_response: obje
     READ_INTACT_CHARS is never changed except to hide a secret), when the tool or shape is
     unknown, or on anything unexpected: the caller fails open. `spill_dir` overrides where a
     long Bash output's full scrubbed text is written (default `$XDG_STATE_HOME/vaultrag/outputs`).
+    `transcript_path` (the hook input's) locates the session folder where Claude Code persists a
+    Bash output over ~30,000 characters: the whole of it is read from there (persisted.py).
     """
     try:
         return _compress(tool_name, tool_input, tool_response, prompt or "", max(int(budget_chars), MIN_BUDGET),
-                         threshold_chars, spill_dir)
+                         threshold_chars, spill_dir, transcript_path)
     except Exception:  # never break a tool call over a compression problem
         return None
 
@@ -175,13 +182,14 @@ def digest_tool_failure(tool_name: str, tool_input: dict, error: object, *, prom
         return None
 
 
-def _compress(tool_name, tool_input, response, prompt, budget, threshold, spill_dir) -> Compressed | None:
+def _compress(tool_name, tool_input, response, prompt, budget, threshold, spill_dir,
+              transcript_path=None) -> Compressed | None:
     if not isinstance(response, dict) or not isinstance(tool_name, str):
         return None
     tool_input = tool_input if isinstance(tool_input, dict) else {}
     kw = {"prompt": prompt}
     if tool_name == "Bash":
-        return _bash(tool_input, response, budget, threshold, spill_dir, kw)
+        return _bash(tool_input, _whole(response, transcript_path), budget, threshold, spill_dir, kw)
     if tool_name == "Read":
         out = compress_read(tool_input, response, prompt)
         return Compressed(*out) if out is not None else None
@@ -202,6 +210,18 @@ def _compress(tool_name, tool_input, response, prompt, budget, threshold, spill_
         out = _rewrite(response, ["result"], budget, threshold, {**kw, "query": query, "content": True})
         return Compressed(out) if out is not None else None
     return None
+
+
+def _whole(response: dict, transcript_path) -> dict:
+    """The Bash response with `stdout` the whole output when the client persisted it and the file
+    can be read (without the persisted keys then: the replacement arrives inline); else as given."""
+    stdout = response.get("stdout")
+    if not isinstance(stdout, str) or not isinstance(response.get("persistedOutputPath"), str):
+        return response
+    full = read_persisted(response["persistedOutputPath"], transcript_path, stdout)
+    if full is None:
+        return response
+    return {**{k: v for k, v in response.items() if k not in PERSISTED_KEYS}, "stdout": full}
 
 
 def _bash(tool_input, response, budget, threshold, spill_dir, kw) -> Compressed | None:
