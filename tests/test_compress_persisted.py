@@ -96,3 +96,28 @@ def test_a_file_over_the_cap_is_not_read(session, tmp_path):
     assert read_persisted(str(results / "big.txt"), transcript, big[:CLIENT_CUT]) is None
     (results / "fits.txt").write_text(big[:PERSISTED_MAX_BYTES])
     assert read_persisted(str(results / "fits.txt"), transcript, big[:CLIENT_CUT]) == big[:PERSISTED_MAX_BYTES]
+
+
+def client_error(output: str) -> str:
+    """PostToolUseFailure's `error` as CLI 2.1.332 builds it (recorded run): `Exit code N`, then the
+    head and tail of the output's first 30,000 characters around a truncation marker."""
+    first = output[:CLIENT_CUT]
+    if len(first) <= 10_000:
+        return "Exit code 1\n" + first
+    return (f"Exit code 1\n{first[:5000]}\n\n... [{len(first) - 10_000} characters truncated] ...\n\n"
+            f"{first[-5000:]}")
+
+
+def test_a_failed_command_cut_by_the_client_gets_a_note_on_how_to_see_its_end():
+    from vaultrag.compress import digest_tool_failure
+
+    log = failing_pytest_log()
+    digest = digest_tool_failure("Bash", {"command": "pytest -v"}, client_error(log))
+    assert digest is not None and len(digest) <= PREVIEW_CHARS
+    assert "first 30,000 characters" in digest and "`(pytest -v) 2>&1 | tail -n 100`" in digest
+    # an output under the cap keeps its end in `error`: the digest carries the summary, no note
+    short = log[-20_000:]
+    digest = digest_tool_failure("Bash", {"command": "pytest -v"}, client_error(short))
+    assert SUMMARY in digest and "first 30,000" not in digest
+    multi = digest_tool_failure("Bash", {"command": "set -e\npytest -v"}, client_error(log))
+    assert "piped to `tail -n 100`" in multi

@@ -33,6 +33,13 @@ PERSISTED_KEYS = ("persistedOutputPath", "persistedOutputSize")
 # client at 10,000 characters (reference §1.4), and takes no replacement, only additionalContext.
 # Above this size a digest of it goes next to the result, small enough to arrive whole.
 FAILURE_DIGEST_MIN_CHARS = 4000
+# Claude Code caps a Bash output at this many characters before it builds PostToolUseFailure's
+# `error` (recorded, CLI 2.1.332: a 39,437-character log gave an `error` of the head and tail of
+# its first 30,000 around "... [20012 characters truncated] ..."). Past the cap the end of the
+# output (a test run's summary and failure ids) reaches no hook and is kept in no file.
+CLIENT_BASH_CAP_CHARS = 30_000
+_CLIENT_CUT_RE = re.compile(r"\n\.\.\. \[(\d+) characters truncated\] \.\.\.\n")
+RERUN_COMMAND_MAX_CHARS = 300  # a longer command is not repeated in the note
 
 # Tools whose output is file or search content rather than a process reporting its status: there
 # an "error" word is data, not an event, so error/warning classes are off and definitions count.
@@ -166,20 +173,42 @@ def compress_post_tool_use(tool_name: str, tool_input: dict, tool_response: obje
 def digest_tool_failure(tool_name: str, tool_input: dict, error: object, *, prompt: str | None = None,
                         budget_chars: int = PREVIEW_CHARS) -> str | None:
     """additionalContext for a PostToolUseFailure of Bash: the summary lines, failure ids and their
-    key lines of the failed command's output, or None (short output, another tool, any error)."""
+    key lines of the failed command's output, and, when the client cut the output at its cap (so
+    its end is lost), a note saying so and how to see the end; or None (short output, another
+    tool, nothing to say, any error)."""
     try:
         if tool_name != "Bash" or not isinstance(error, str) or len(error) <= FAILURE_DIGEST_MIN_CHARS:
             return None
         tool_input = tool_input if isinstance(tool_input, dict) else {}
         command = _text(tool_input.get("command"))
         kind = command_kind(command)
+        budget = max(int(budget_chars), MIN_BUDGET)
+        cut = _cut_note(error, command)
         head = "vaultrag: the key lines of the failed command's output (summary, failures, errors):"
-        p = plan(clean(error), max(int(budget_chars), MIN_BUDGET), command, prompt or "", kind is not None,
+        p = plan(clean(error), budget, command, prompt or "", kind is not None,
                  _text(tool_input.get("description")), kind == "search")
-        lead = lead_text(p, max(int(budget_chars), MIN_BUDGET) - len(head) - 1)
-        return f"{head}\n{lead}" if lead else None
+        lead = lead_text(p, budget - len(head) - len(cut) - 2)
+        if lead.strip() == error.split("\n", 1)[0].strip():
+            lead = ""  # only the `Exit code N` line: nothing worth a digest
+        parts = [f"{head}\n{lead}" if lead else "", cut]
+        return "\n".join(x for x in parts if x) or None
     except Exception:  # fail open
         return None
+
+
+def _cut_note(error: str, command: str) -> str:
+    """The note for an `error` the client cut at CLIENT_BASH_CAP_CHARS, else ""."""
+    m = _CLIENT_CUT_RE.search(error)
+    if m is None or int(m.group(1)) + len(error) - len(m.group(0)) < CLIENT_BASH_CAP_CHARS:
+        return ""
+    first_line = error.split("\n", 1)[0]
+    shown = len(error) - len(first_line) - len(m.group(0))
+    rerun = (f"`({command}) 2>&1 | tail -n 100`" if command and "\n" not in command
+             and len(command) <= RERUN_COMMAND_MAX_CHARS else "the command with its output piped to `tail -n 100`")
+    return (f"vaultrag: Claude Code kept only the first {CLIENT_BASH_CAP_CHARS:,} characters of this failed "
+            f"command's output and showed {shown:,} of them (its head and tail); the rest, where test runners "
+            f"and builds print their summary and failures, reached no hook and was not saved. To see the end, "
+            f"rerun {rerun}.")
 
 
 def _compress(tool_name, tool_input, response, prompt, budget, threshold, spill_dir,
