@@ -3,8 +3,9 @@ hooks, registered the way install.sh registers them, against a scripted stand-in
 on 127.0.0.1 (tests/claude_standin.py). The assertions are on what the model would receive.
 
 Script of the session: the prompt is a vault question; the model asks for a Bash call that prints a
-> 30 KB failing pytest log (exit 0, then the same with exit 1), then Reads two source files under
-40 KB, then ends the turn.
+> 30 KB failing pytest log (exit 0, then the same with exit 1; when the PostToolUseFailure hook's note
+says the output's end was cut, the rerun it suggests), then Reads two source files under 40 KB, then
+ends the turn.
 
 Claude Code is installed once into a cache folder (`$VAULTRAG_CLAUDE_CACHE`, default
 ~/.cache/vaultrag-tests/claude-code): the latest CLI needs Node.js >= 22, so where the machine's node
@@ -126,8 +127,13 @@ def failing_pytest_log() -> str:
     return "\n".join(lines) + "\n"
 
 
+# The rerun the PostToolUseFailure note suggests when the client cut a failed command's output.
+RERUN_RE = re.compile(r"To see the end, rerun `(.+?)`\.")
+
+
 def _script(project: Path):
-    """The stand-in model: Bash (the log), Read, Read, then done; side requests get a short text."""
+    """The stand-in model: Bash (the log), Bash (exit 1) and the rerun the hook's note suggests,
+    Read, Read, then done; side requests get a short text."""
     reads = [str(project / Path(f).name) for f in READ_FILES]
 
     def script(body: dict):
@@ -139,6 +145,10 @@ def _script(project: Path):
         if "toolu_bash_fail" not in done:  # exit 1, as pytest itself gives
             return tool_use("toolu_bash_fail", "Bash", {"command": "cat test-run.log; exit 1",
                                                         "description": "Run the test suite again"})
+        rerun = RERUN_RE.search(message_text(body))
+        if rerun and "toolu_bash_rerun" not in done:  # a model acting on the note
+            return tool_use("toolu_bash_rerun", "Bash", {"command": rerun.group(1),
+                                                         "description": "See the end of the failed run"})
         for i, path in enumerate(reads):
             if f"toolu_read{i}" not in done:
                 return tool_use(f"toolu_read{i}", "Read", {"file_path": path})
@@ -183,7 +193,8 @@ def session(tmp_path_factory):
     assert run.returncode == 0, f"claude -p failed ({version}): {run.stdout[-2000:]} {run.stderr[-2000:]}"
     main = [body for path, body in api.requests if "/v1/messages" in path
             and "Bash" in [t.get("name") for t in body.get("tools") or ()]]
-    assert len(main) == 3 + len(READ_FILES), [p for p, _ in api.requests]
+    reruns = sum("toolu_bash_rerun" in tool_results(b) for b in main[-1:])
+    assert len(main) == 3 + reruns + len(READ_FILES), [p for p, _ in api.requests]
     return {"version": version, "requests": main, "project": project, "result": run.stdout}
 
 
@@ -204,40 +215,33 @@ def _result_text(session, tool_id: str) -> str:
 
 
 def test_big_failing_test_log_reaches_the_model_with_its_summary_and_failures(session):
+    """Exit 0: Claude Code 2.1.332 hands PostToolUse only the first 30,000 chars of a > 30 KB
+    output (tool_response.stdout) and the whole in tool_response.persistedOutputPath; the hook
+    compresses the whole, and its replacement (without the persisted keys) arrives inline."""
+    log = failing_pytest_log()
     seen = _result_text(session, "toolu_bash")
+    assert len(log) > 30_000
+    assert "<persisted-output>" not in seen, f"shown as a persisted preview: {seen[:600]!r}"
     missing = [s for s in (SUMMARY, *FAILED_IDS) if s not in seen]
-    if missing:
-        _xfail_if_compressor_lacks(missing)
-    # Claude Code 2.1.332 hands PostToolUse only the first 29,999 chars of a > 30 KB Bash output
-    # (tool_response.stdout), the whole of it in tool_response.persistedOutputPath; a replacement
-    # is then shown inline. A hook that compresses only `stdout` never sees the summary at the end.
     assert not missing, f"the model got {len(seen)} chars without {missing}: {seen[:600]!r}"
+    assert seen.startswith(f"[vaultrag: {len(log):,}-character output shortened") and len(seen) < len(log) / 3
+    assert SUMMARY in seen[:2000], "the summary is in the digest at the top"
 
 
 def test_big_log_of_a_failing_command_reaches_the_model_with_its_summary(session):
     """Exit 1: Claude Code runs PostToolUseFailure, not PostToolUse, and shows the model 10,000
-    chars (head and tail of the first 30,000) of the output: the end of a long log is gone unless
-    a hook brings it back (PreToolUse rewriting the command, or PostToolUseFailure context)."""
+    chars (head and tail of the output's first 30,000): the end of a long log reaches no hook and
+    is saved nowhere. The hook's note says so next to the result, with a rerun that keeps the end;
+    the stand-in model runs it, and that result carries the summary and the failure ids."""
     body = next(b for b in session["requests"] if "toolu_bash_fail" in tool_results(b))
     seen = _result_text(session, "toolu_bash_fail") + "\n" + message_text(body)
-    missing = [s for s in (SUMMARY, *FAILED_IDS) if s not in seen]
-    snippet = json.loads((REPO / "settings.snippet.json").read_text())["hooks"]
-    if missing and "PostToolUseFailure" not in snippet:
-        pytest.xfail(f"no hook handles failing commands yet; the model did not get {missing}")
-    assert not missing, f"the model did not get {missing}"
-
-
-def _xfail_if_compressor_lacks(missing: list[str]) -> None:
-    """The client shows a persisted result's first ~2 KB: xfail while the compressor itself does not
-    put these there (another branch of issue 12 moves them first), fail once it does."""
-    from vaultrag.compress import compress_tool_output
-
-    log = failing_pytest_log()
-    out = compress_tool_output("Bash", {"command": "cat test-run.log", "description": "Run the test suite"},
-                               {"stdout": log, "stderr": "", "interrupted": False, "isImage": False}, prompt=PROMPT)
-    head = (out or {}).get("stdout", log)[:2000]
-    if any(s not in head for s in missing):
-        pytest.xfail(f"the compressor does not put {missing} in the first 2 KB yet (issue 12, compression branch)")
+    if all(s in seen for s in (SUMMARY, *FAILED_IDS)):
+        return  # a client that passes the whole output on: nothing to bring back
+    note = RERUN_RE.search(seen)
+    assert note and "PostToolUseFailure" in seen and "first 30,000 characters" in seen, seen[-1500:]
+    rerun = _result_text(session, "toolu_bash_rerun")
+    missing = [s for s in (SUMMARY, *FAILED_IDS) if s not in rerun]
+    assert not missing, f"the rerun `{note.group(1)}` gave {len(rerun)} chars without {missing}: {rerun[-600:]!r}"
 
 
 _NUMBERED = re.compile(r"^ *\d+\t", re.MULTILINE)  # Claude Code's own `cat -n` style line numbers
@@ -252,19 +256,7 @@ def test_read_under_40_kb_arrives_intact(session, index):
     seen = _result_text(session, f"toolu_read{index}")
     seen = seen.split("\n<system-reminder>")[0]  # the client's own reminder after a file's text
     content = _NUMBERED.sub("", seen, count=0)
-    if content.rstrip("\n") != original.rstrip("\n"):
-        _xfail_if_reads_altered(original, index)
     assert content.rstrip("\n") == original.rstrip("\n"), f"{READ_FILES[index]} arrived altered: {seen[:800]!r}"
-
-
-def _xfail_if_reads_altered(original: str, index: int) -> None:
-    from vaultrag.compress import compress_tool_output
-
-    path = str(Path(READ_FILES[index]).name)
-    response = {"type": "text", "file": {"filePath": path, "content": original, "numLines": original.count("\n"),
-                                         "startLine": 1, "totalLines": original.count("\n")}}
-    if compress_tool_output("Read", {"file_path": path}, response, prompt=PROMPT) is not None:
-        pytest.xfail("the PostToolUse hook still rewrites Reads under 40 KB (issue 12, reads branch)")
 
 
 def test_plugin_route_tells_the_user_when_the_index_is_missing(tmp_path):

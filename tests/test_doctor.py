@@ -211,3 +211,14 @@ def test_plugin_enabled_from_a_directory_marketplace_runs_in_place(home, vault):
     report = diagnose()
     assert report.ok, render(report)
     assert any(line.startswith("plugin: vaultrag@vaultrag enabled") and f"({REPO})" in line for line in report.passed)
+
+
+def test_a_setup_registered_before_post_tool_use_failure_gets_a_warning(working, home):
+    settings = home / ".claude" / "settings.json"
+    data = json.loads(settings.read_text())
+    assert "PostToolUseFailure" in data["hooks"] and diagnose().ok
+    del data["hooks"]["PostToolUseFailure"]
+    settings.write_text(json.dumps(data))
+    report = diagnose()
+    [p] = problems_of(report, "hooks")
+    assert report.ok and p.severity == "warning" and "PostToolUseFailure" in p.problem and "--claude" in p.fix

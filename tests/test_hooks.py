@@ -20,10 +20,12 @@ OUTPUT_SCHEMA = {
     "required": ["hookSpecificOutput"],
     "properties": {"hookSpecificOutput": {"oneOf": [
         {"type": "object", "additionalProperties": False, "required": ["hookEventName", "additionalContext"],
-         "properties": {"hookEventName": {"enum": ["UserPromptSubmit", "PreToolUse"]},
+         "properties": {"hookEventName": {"enum": ["UserPromptSubmit", "PreToolUse", "PostToolUseFailure"]},
                         "additionalContext": {"type": "string", "minLength": 1, "maxLength": 10000}}},
+        # PostToolUse (reference §2.3): updatedToolOutput, and additionalContext beside it (a windowed Read's note)
         {"type": "object", "additionalProperties": False, "required": ["hookEventName", "updatedToolOutput"],
-         "properties": {"hookEventName": {"const": "PostToolUse"}, "updatedToolOutput": {"type": "object"}}},
+         "properties": {"hookEventName": {"const": "PostToolUse"}, "updatedToolOutput": {"type": "object"},
+                        "additionalContext": {"type": "string", "minLength": 1, "maxLength": 10000}}},
     ]}},
 }
 BASH_OUTPUT = {"type": "object", "required": ["stdout", "stderr", "interrupted", "isImage"],
@@ -116,10 +118,30 @@ def test_posttool_compresses_big_bash_output_in_bash_shape(env):
     assert run("post_tool_use.py", payload, env) is None
 
 
+def test_posttool_windowed_read_output_matches_the_contract(env, tmp_path):
+    from vaultrag.compress import READ_INTACT_CHARS
+
+    text = "".join(f"def f_{i}(x):\n    return x * {i}  # {'pad ' * 6}\n\n" for i in range(3000))
+    assert len(text) > READ_INTACT_CHARS
+    path = tmp_path / "big.py"
+    path.write_text(text)
+    n = text.count("\n")
+    payload = {"session_id": "w", "transcript_path": "", "cwd": str(tmp_path), "hook_event_name": "PostToolUse",
+               "tool_name": "Read", "tool_input": {"file_path": str(path)}, "tool_use_id": "t",
+               "tool_response": {"type": "text", "file": {"filePath": str(path), "content": text, "numLines": n,
+                                                          "startLine": 1, "totalLines": n}}}
+    out = run("post_tool_use.py", payload, env)
+    validate(out)
+    spec = out["hookSpecificOutput"]
+    assert set(spec) == {"hookEventName", "updatedToolOutput", "additionalContext"}
+    assert "offset" in spec["additionalContext"] and len(spec["updatedToolOutput"]["file"]["content"]) < len(text)
+
+
 @pytest.mark.parametrize("stdin", [b"", b"   ", b"not json", b"[1, 2]", b"\xff\xfe\x00garbage", b"null",
                                    b'{"hook_event_name": "Stop"}', b'{"hook_event_name": "UserPromptSubmit"}',
                                    b'{"hook_event_name": "UserPromptSubmit", "prompt": 42}'])
-@pytest.mark.parametrize("script", ["user_prompt_submit.py", "pre_tool_use.py", "post_tool_use.py"])
+@pytest.mark.parametrize("script", ["user_prompt_submit.py", "pre_tool_use.py", "post_tool_use.py",
+                                    "post_tool_use_failure.py"])
 def test_garbage_stdin_fails_open(env, script, stdin):
     assert run(script, stdin, env) is None
 
@@ -189,7 +211,7 @@ def test_install_hooks_merges_idempotently_with_backup(tmp_path):
     existing = {"model": "opus", "hooks": {"UserPromptSubmit": [{"hooks": [{"type": "command", "command": "other"}]}]}}
     settings.write_text(json.dumps(existing))
     snip = snippet_for(Path("/opt/vaultrag"), "/opt/vaultrag/.venv/bin/python")
-    assert install(settings, snip) == 4  # SessionStart, UserPromptSubmit, PreToolUse, PostToolUse
+    assert install(settings, snip) == 5  # SessionStart, UserPromptSubmit, PreToolUse, PostToolUse(Failure)
     merged = json.loads(settings.read_text())
     assert merged["model"] == "opus"
     cmds = [h["command"] for g in merged["hooks"]["UserPromptSubmit"] for h in g["hooks"]]
@@ -207,7 +229,8 @@ def test_plugin_layout_is_consistent():
     hooks = json.loads((root / "hooks" / "hooks.json").read_text())
     snippet = json.loads((root / "settings.snippet.json").read_text())
     assert plugin["name"] == "vaultrag"
-    assert set(hooks["hooks"]) == set(snippet["hooks"]) == {"SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse"}
+    assert set(hooks["hooks"]) == set(snippet["hooks"]) == {"SessionStart", "UserPromptSubmit", "PreToolUse",
+                                                                  "PostToolUse", "PostToolUseFailure"}
     for groups in hooks["hooks"].values():
         for g in groups:
             for h in g["hooks"]:

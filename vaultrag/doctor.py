@@ -296,6 +296,10 @@ def registration_problems(passed: list[str], facts: dict, project_dir: Path | No
                            + (" and the vaultrag plugin is not enabled" if not plugin else ""),
                            f"{_repo_root() / 'install.sh'} --vault PATH --claude (for `claude --plugin-dir DIR`: "
                            "vaultrag doctor --plugin-dir DIR)"))
+    if "PostToolUse" in events and "PostToolUseFailure" not in events:  # registered before it existed
+        out.append(Problem("hooks", "no vaultrag PostToolUseFailure hook: a failed command's long output "
+                           "reaches Claude without its digest", f"{_repo_root() / 'install.sh'} --claude "
+                           "(adds the missing hook, keeps the others)", "warning"))
     probes: dict = {}
     working: dict[tuple, list[str]] = {}
     for h in handlers:

@@ -179,7 +179,8 @@ def handle(payload: dict, expected: str, cfg=None, store=None) -> str | None:
         prompt = latest_user_prompt(payload.get("transcript_path") or "")
         new = compress_post_tool_use(str(tool), tool_input, payload.get("tool_response"), prompt=prompt,
                                      budget_chars=cfg.compress_budget_chars,
-                                     threshold_chars=cfg.compress_threshold_chars)
+                                     threshold_chars=cfg.compress_threshold_chars,
+                                     transcript_path=payload.get("transcript_path"))
         note = {"additionalContext": new.note} if new is not None and new.note else {}
         return _emit(event, updatedToolOutput=new.tool_response, **note) if new is not None else None
     if event == "PostToolUseFailure":  # a failed command's output cannot be replaced: add its digest

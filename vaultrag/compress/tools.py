@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass
 
 from .clean import clean, scrub_text
+from .persisted import read_persisted
 from .read import compress_read
 from .spill import bounded, spill
 from .text import BUDGET_CHARS, MIN_BUDGET, compress_planned, compress_text, lead_text, plan
@@ -25,10 +26,20 @@ PERSIST_CHARS = 30_000
 # characters (§2.6). The note and the digest stay within this, with room to spare.
 PREVIEW_CHARS = 1800
 LEAD_END = "[... the compressed output in its own order follows ...]"
+# The client's note that it kept the whole output on disk. A replacement that still carries them
+# is shown as a `<persisted-output>` preview (its first ~2 KB); one without them arrives inline.
+PERSISTED_KEYS = ("persistedOutputPath", "persistedOutputSize")
 # PostToolUseFailure gives a failing Bash command's output as `error`, middle-truncated by the
 # client at 10,000 characters (reference §1.4), and takes no replacement, only additionalContext.
 # Above this size a digest of it goes next to the result, small enough to arrive whole.
 FAILURE_DIGEST_MIN_CHARS = 4000
+# Claude Code caps a Bash output at this many characters before it builds PostToolUseFailure's
+# `error` (recorded, CLI 2.1.332: a 39,437-character log gave an `error` of the head and tail of
+# its first 30,000 around "... [20012 characters truncated] ..."). Past the cap the end of the
+# output (a test run's summary and failure ids) reaches no hook and is kept in no file.
+CLIENT_BASH_CAP_CHARS = 30_000
+_CLIENT_CUT_RE = re.compile(r"\n\.\.\. \[(\d+) characters truncated\] \.\.\.\n")
+RERUN_COMMAND_MAX_CHARS = 300  # a longer command is not repeated in the note
 
 # Tools whose output is file or search content rather than a process reporting its status: there
 # an "error" word is data, not an event, so error/warning classes are off and definitions count.
@@ -129,17 +140,18 @@ def _scrub_value(value):
 
 def compress_tool_output(tool_name: str, tool_input: dict, tool_response: object, *, prompt: str | None = None,
                          budget_chars: int = BUDGET_CHARS, threshold_chars: int = THRESHOLD_CHARS,
-                         spill_dir=None) -> dict | None:
+                         spill_dir=None, transcript_path: str | None = None) -> dict | None:
     """A replacement `tool_response` for a PostToolUse hook's `updatedToolOutput`, or None.
     See `compress_post_tool_use`, which also gives the note that goes with it."""
     out = compress_post_tool_use(tool_name, tool_input, tool_response, prompt=prompt, budget_chars=budget_chars,
-                                 threshold_chars=threshold_chars, spill_dir=spill_dir)
+                                 threshold_chars=threshold_chars, spill_dir=spill_dir,
+                                 transcript_path=transcript_path)
     return out.tool_response if out is not None else None
 
 
 def compress_post_tool_use(tool_name: str, tool_input: dict, tool_response: object, *, prompt: str | None = None,
                            budget_chars: int = BUDGET_CHARS, threshold_chars: int = THRESHOLD_CHARS,
-                           spill_dir=None) -> Compressed | None:
+                           spill_dir=None, transcript_path: str | None = None) -> Compressed | None:
     """What to hand Claude Code for one tool result, or None to leave it as it is.
 
     The response has the original's keys and types with only text fields shortened (Bash `stdout`
@@ -148,10 +160,12 @@ def compress_post_tool_use(tool_name: str, tool_input: dict, tool_response: obje
     READ_INTACT_CHARS is never changed except to hide a secret), when the tool or shape is
     unknown, or on anything unexpected: the caller fails open. `spill_dir` overrides where a
     long Bash output's full scrubbed text is written (default `$XDG_STATE_HOME/vaultrag/outputs`).
+    `transcript_path` (the hook input's) locates the session folder where Claude Code persists a
+    Bash output over ~30,000 characters: the whole of it is read from there (persisted.py).
     """
     try:
         return _compress(tool_name, tool_input, tool_response, prompt or "", max(int(budget_chars), MIN_BUDGET),
-                         threshold_chars, spill_dir)
+                         threshold_chars, spill_dir, transcript_path)
     except Exception:  # never break a tool call over a compression problem
         return None
 
@@ -159,29 +173,52 @@ def compress_post_tool_use(tool_name: str, tool_input: dict, tool_response: obje
 def digest_tool_failure(tool_name: str, tool_input: dict, error: object, *, prompt: str | None = None,
                         budget_chars: int = PREVIEW_CHARS) -> str | None:
     """additionalContext for a PostToolUseFailure of Bash: the summary lines, failure ids and their
-    key lines of the failed command's output, or None (short output, another tool, any error)."""
+    key lines of the failed command's output, and, when the client cut the output at its cap (so
+    its end is lost), a note saying so and how to see the end; or None (short output, another
+    tool, nothing to say, any error)."""
     try:
         if tool_name != "Bash" or not isinstance(error, str) or len(error) <= FAILURE_DIGEST_MIN_CHARS:
             return None
         tool_input = tool_input if isinstance(tool_input, dict) else {}
         command = _text(tool_input.get("command"))
         kind = command_kind(command)
+        budget = max(int(budget_chars), MIN_BUDGET)
+        cut = _cut_note(error, command)
         head = "vaultrag: the key lines of the failed command's output (summary, failures, errors):"
-        p = plan(clean(error), max(int(budget_chars), MIN_BUDGET), command, prompt or "", kind is not None,
+        p = plan(clean(error), budget, command, prompt or "", kind is not None,
                  _text(tool_input.get("description")), kind == "search")
-        lead = lead_text(p, max(int(budget_chars), MIN_BUDGET) - len(head) - 1)
-        return f"{head}\n{lead}" if lead else None
+        lead = lead_text(p, budget - len(head) - len(cut) - 2)
+        if lead.strip() == error.split("\n", 1)[0].strip():
+            lead = ""  # only the `Exit code N` line: nothing worth a digest
+        parts = [f"{head}\n{lead}" if lead else "", cut]
+        return "\n".join(x for x in parts if x) or None
     except Exception:  # fail open
         return None
 
 
-def _compress(tool_name, tool_input, response, prompt, budget, threshold, spill_dir) -> Compressed | None:
+def _cut_note(error: str, command: str) -> str:
+    """The note for an `error` the client cut at CLIENT_BASH_CAP_CHARS, else ""."""
+    m = _CLIENT_CUT_RE.search(error)
+    if m is None or int(m.group(1)) + len(error) - len(m.group(0)) < CLIENT_BASH_CAP_CHARS:
+        return ""
+    first_line = error.split("\n", 1)[0]
+    shown = len(error) - len(first_line) - len(m.group(0))
+    rerun = (f"`({command}) 2>&1 | tail -n 100`" if command and "\n" not in command
+             and len(command) <= RERUN_COMMAND_MAX_CHARS else "the command with its output piped to `tail -n 100`")
+    return (f"vaultrag: Claude Code kept only the first {CLIENT_BASH_CAP_CHARS:,} characters of this failed "
+            f"command's output and showed {shown:,} of them (its head and tail); the rest, where test runners "
+            f"and builds print their summary and failures, reached no hook and was not saved. To see the end, "
+            f"rerun {rerun}.")
+
+
+def _compress(tool_name, tool_input, response, prompt, budget, threshold, spill_dir,
+              transcript_path=None) -> Compressed | None:
     if not isinstance(response, dict) or not isinstance(tool_name, str):
         return None
     tool_input = tool_input if isinstance(tool_input, dict) else {}
     kw = {"prompt": prompt}
     if tool_name == "Bash":
-        return _bash(tool_input, response, budget, threshold, spill_dir, kw)
+        return _bash(tool_input, _whole(response, transcript_path), budget, threshold, spill_dir, kw)
     if tool_name == "Read":
         out = compress_read(tool_input, response, prompt)
         return Compressed(*out) if out is not None else None
@@ -202,6 +239,18 @@ def _compress(tool_name, tool_input, response, prompt, budget, threshold, spill_
         out = _rewrite(response, ["result"], budget, threshold, {**kw, "query": query, "content": True})
         return Compressed(out) if out is not None else None
     return None
+
+
+def _whole(response: dict, transcript_path) -> dict:
+    """The Bash response with `stdout` the whole output when the client persisted it and the file
+    can be read (without the persisted keys then: the replacement arrives inline); else as given."""
+    stdout = response.get("stdout")
+    if not isinstance(stdout, str) or not isinstance(response.get("persistedOutputPath"), str):
+        return response
+    full = read_persisted(response["persistedOutputPath"], transcript_path, stdout)
+    if full is None:
+        return response
+    return {**{k: v for k, v in response.items() if k not in PERSISTED_KEYS}, "stdout": full}
 
 
 def _bash(tool_input, response, budget, threshold, spill_dir, kw) -> Compressed | None:
