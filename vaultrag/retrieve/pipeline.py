@@ -235,7 +235,7 @@ def search(query: str, config: Config | None = None, *, k: int | None = None, ch
         timings["graph"] = (time.perf_counter() - t) * 1000
 
         t = time.perf_counter()
-        files = FileCache(vault, cfg.chunk_settings)
+        files = FileCache(vault, cfg.chunk_settings, cfg.max_file_bytes)
         hits: list[Hit] = []
         for cand in direct[:k] + extra:
             ch = chunks[cand.chunk_id]
