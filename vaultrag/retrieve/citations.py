@@ -21,6 +21,7 @@ import stat
 from pathlib import Path
 
 from ..config import DEFAULT_MAX_FILE_BYTES
+from ..paths import is_tagged, resolve, shown_part
 from ..safe_io import RefusedFile, lstat_in_vault, read_in_vault
 from ..store import StoredChunk
 
@@ -35,19 +36,34 @@ _GONE = (errno.ENOENT, errno.ENOTDIR)
 class FileCache:
     """Reads and hashes each candidate file at most once per query."""
 
-    def __init__(self, vault: Path, chunk_settings, max_bytes: int = DEFAULT_MAX_FILE_BYTES):
+    def __init__(self, vault: Path, chunk_settings, max_bytes: int = DEFAULT_MAX_FILE_BYTES,
+                 path_key: str | None = None):
         self.vault = vault
+        self.path_key = path_key  # finds the real file of a path stored redacted (vaultrag/paths.py)
         self.chunk_settings = chunk_settings  # called only when a file changed
         self.max_bytes = max_bytes  # the indexer skips bigger files, so a bigger one is not what it indexed
         self._raw: dict[str, bytes | None] = {}
         self._refused: set[str] = set()
+        self._real: dict[str, str | None] = {}
         self._chunks: dict[str, list] = {}
+
+    def real_path(self, stored: str) -> str | None:
+        """The file on disk for a stored path (itself unless its name was redacted); None: not found."""
+        if not is_tagged(stored):
+            return stored
+        if stored not in self._real:
+            self._real[stored] = resolve(self.vault, stored, self.path_key)
+        return self._real[stored]
 
     def raw(self, rel: str) -> bytes | None:
         """The file's bytes; None when it is gone or was refused (see `refused`)."""
         if rel not in self._raw:
+            real = self.real_path(rel)
+            if real is None:  # a redacted name no file matches any more: gone
+                self._raw[rel] = None
+                return None
             try:
-                self._raw[rel] = read_in_vault(self.vault, rel, self.max_bytes)
+                self._raw[rel] = read_in_vault(self.vault, real, self.max_bytes)
             except OSError as exc:
                 self._raw[rel] = None
                 if isinstance(exc, RefusedFile) or exc.errno not in _GONE:
@@ -65,18 +81,22 @@ class FileCache:
 
             raw = self.raw(rel) or b""
             text, _ = scrub(raw.decode("utf-8-sig", errors="replace"))
-            self._chunks[rel] = chunker.chunk_document(markdown.parse(text, rel), self.chunk_settings())
+            self._chunks[rel] = chunker.chunk_document(markdown.parse(text, shown_part(rel)), self.chunk_settings())
         return self._chunks[rel]
 
 
-def changed_on_disk(vault: Path, chunks: list[StoredChunk]) -> int:
+def changed_on_disk(vault: Path, chunks: list[StoredChunk], files: FileCache | None = None) -> int:
     """How many distinct candidate files differ (mtime or size) from the index, or are gone."""
     seen: dict[str, bool] = {}
     for ch in chunks:
         if ch.path in seen:
             continue
+        real = files.real_path(ch.path) if files is not None else (None if is_tagged(ch.path) else ch.path)
+        if real is None:
+            seen[ch.path] = True
+            continue
         try:
-            st = lstat_in_vault(vault, ch.path)
+            st = lstat_in_vault(vault, real)
             seen[ch.path] = not stat.S_ISREG(st.st_mode) or (st.st_mtime_ns, st.st_size) != (ch.mtime_ns, ch.size)
         except OSError:
             seen[ch.path] = True
