@@ -74,11 +74,14 @@ def log(msg: str) -> None:
 
 
 def build_vault(dest: Path, n: int, seed: int) -> None:
-    with tarfile.open(CORPUS) as tf:
+    with tarfile.open(CORPUS) as tf:  # one pass: random access into a .tar.gz re-reads it from the start
         members = sorted((m for m in tf.getmembers() if m.isfile() and m.name.endswith(".md")), key=lambda m: m.name)
-        for m in random.Random(seed).sample(members, min(n, len(members))):
-            m.name = m.name.replace("pages/", "", 1)
-            tf.extract(m, dest, filter="data")
+        chosen = {m.name for m in random.Random(seed).sample(members, min(n, len(members)))}
+    with tarfile.open(CORPUS) as tf:
+        for m in tf:
+            if m.name in chosen:
+                m.name = m.name.replace("pages/", "", 1)
+                tf.extract(m, dest, filter="data")
 
 
 def mutate(vault: Path, rng: random.Random, n: int) -> dict:

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import os
-import resource
 import sqlite3
 import subprocess
 import sys
@@ -38,15 +37,47 @@ def hook_env(indexed):
     return e
 
 
-def run_hook(script: str, payload, env, timeout=30):
+def run_hook(script: str, payload, env, timeout=30, with_rss=False):
+    """(parsed stdout or None, seconds[, peak RSS in MB of this hook process alone])."""
     data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
     started = time.monotonic()
-    p = subprocess.run([sys.executable, "-I", str(HOOKS / script)], input=data, capture_output=True, env=env,
-                       timeout=timeout)
+    p = subprocess.Popen([sys.executable, "-I", str(HOOKS / script)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, env=env)
+    result: dict = {}
+
+    def feed():
+        try:
+            p.stdin.write(data)
+            p.stdin.close()
+        except OSError:  # the hook stopped reading at its cap
+            pass
+
+    def drain(name, stream):
+        result[name] = stream.read()
+
+    threads = [threading.Thread(target=feed, daemon=True),
+               threading.Thread(target=drain, args=("out", p.stdout), daemon=True),
+               threading.Thread(target=drain, args=("err", p.stderr), daemon=True)]
+    for t in threads:
+        t.start()
+    deadline = started + timeout
+    while True:  # wait4 gives this child's own rusage (RUSAGE_CHILDREN would mix in every earlier child)
+        pid, status, usage = os.wait4(p.pid, os.WNOHANG)
+        if pid:
+            break
+        if time.monotonic() > deadline:
+            p.kill()
+            os.wait4(p.pid, 0)
+            raise subprocess.TimeoutExpired(script, timeout)
+        time.sleep(0.01)
     elapsed = time.monotonic() - started
-    assert p.returncode == 0, (p.returncode, p.stderr[-2000:])
-    out = p.stdout.decode()
-    return (json.loads(out) if out.strip() else None), elapsed
+    p.returncode = os.waitstatus_to_exitcode(status)
+    for t in threads:
+        t.join(10)
+    assert p.returncode == 0, (p.returncode, result.get("err", b"")[-2000:])
+    out = result.get("out", b"").decode()
+    parsed = json.loads(out) if out.strip() else None
+    return (parsed, elapsed, usage.ru_maxrss / 1024) if with_rss else (parsed, elapsed)
 
 
 def bash_payload(**over):
@@ -122,11 +153,10 @@ def test_read_in_vault_refuses_escapes(tmp_path):
 # -- finding 2: every blocking call fits inside the hook deadline ------------------------------
 def test_posttool_with_dev_zero_transcript_is_bounded(hook_env):
     # Before: the tail read of /dev/zero never ended (2.6 GB at 1 s); killed here by the timeout.
-    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    out, elapsed = run_hook("post_tool_use.py", bash_payload(transcript_path="/dev/zero"), hook_env, timeout=20)
+    out, elapsed, rss_mb = run_hook("post_tool_use.py", bash_payload(transcript_path="/dev/zero"), hook_env,
+                                    timeout=20, with_rss=True)
     assert out is not None  # the compression still ran
-    peak_kb = max(before, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
-    assert peak_kb < 256 * 1024
+    assert rss_mb < 256
 
 
 @pytest.mark.parametrize("kind", ["fifo", "dir", "dev_zero", "huge"])
@@ -289,3 +319,16 @@ def test_session_state_is_private_and_holds_no_paths(hook_env, isolated_env):
     rows = conn.execute("SELECT session, key FROM injected").fetchall()
     conn.close()
     assert rows and not any("Backup" in k or k == "p" for row in rows for k in row)
+
+
+# -- finding 2 (continued): stdin that parses into too much, or for too long --------------------
+@pytest.mark.parametrize("name,raw", [
+    ("dicts", b"[" + b"{}," * 10_600_000 + b"{}]"),  # ~31 MB under the stdin cap: ~700 MB of dicts
+    ("dense", b"[" + b"0," * 15_900_000 + b"0]"),  # ~32 MB: 6.9 s inside json.loads, past any deadline
+])
+def test_pathological_json_is_refused_within_budget(hook_env, isolated_env, name, raw):
+    out, elapsed, rss_mb = run_hook("post_tool_use.py", raw, hook_env, timeout=60, with_rss=True)
+    assert out is None
+    assert rss_mb < 256
+    assert elapsed < 5.0  # the PostToolUse timeout is 10 s, UserPromptSubmit's 5 s; this took 7-8 s before
+    assert "stdin" in (isolated_env / "state" / "vaultrag" / "hooks.log").read_text()

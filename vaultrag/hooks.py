@@ -16,10 +16,19 @@ import time
 from pathlib import Path
 
 MAX_STDIN_BYTES = 32 * 1024 * 1024  # PostToolUse payloads carry whole tool outputs; beyond this, give up
+# json.loads runs in C, where the deadline's SIGALRM cannot stop it, at ~0.2-0.45 us per value: 32 MB
+# of "0,0,0..." took 6.9 s. Counting ',' and ':' (an upper bound on the values; ~10 ms at 32 MB)
+# refuses such input before parsing. Commas inside strings count too, so a tool output with over a
+# million of them (a 20 MB CSV dump) is skipped as well: it fails open, uncompressed.
+MAX_JSON_SEPARATORS = 1_000_000
 LOG_MAX_BYTES = 256 * 1024  # the log keeps its newest half when it grows past this
 LOG_LINE_CHARS = 500  # one log line at most; the rest of a message is cut
 LOG_SCRUB_CHARS = 20_000  # scrubbed before the cut, so a secret is never cut into an undetectable piece
 TRANSCRIPT_TAIL_BYTES = 256 * 1024  # the latest user prompt is near the end of the transcript
+# RLIMIT_DATA of a hook process (heap and anonymous maps; not the read-only mmap of the index or
+# shared libraries): peak RSS stays under 256 MB with the interpreter's ~25 MB of code and stack.
+# The largest real payloads seen (a 25 MB Bash output at the stdin cap) peak at ~155 MB.
+HOOK_MAX_DATA_BYTES = 200 * 1024 * 1024
 # SQLite waits for a writer's lock this share of the hook deadline at most (then the hook gives up
 # and fails open): its busy wait runs in C, where the deadline's SIGALRM cannot interrupt it.
 BUSY_SHARE_OF_DEADLINE = 0.3
@@ -175,6 +184,21 @@ def handle(payload: dict, expected: str) -> str | None:
     return None
 
 
+def _limit_memory() -> None:
+    """Cap this process's heap so no input can push it past MAX_HOOK_RSS: an allocation beyond it
+    raises MemoryError, which fails open like any error. 32 MB of `[{},{},...]` on stdin would
+    otherwise parse into ~700 MB of dicts (the stdin cap bounds bytes, not objects)."""
+    try:
+        import resource
+
+        soft, hard = resource.getrlimit(resource.RLIMIT_DATA)
+        want = HOOK_MAX_DATA_BYTES if hard == resource.RLIM_INFINITY else min(HOOK_MAX_DATA_BYTES, hard)
+        if soft == resource.RLIM_INFINITY or soft > want:
+            resource.setrlimit(resource.RLIMIT_DATA, (want, hard))
+    except (ImportError, ValueError, OSError, AttributeError):
+        pass  # Windows, or a platform without RLIMIT_DATA: the stdin cap still bounds the input
+
+
 def main(expected: str) -> int:
     """Entry point of a hook script: always exit 0."""
     started = time.monotonic()
@@ -183,8 +207,8 @@ def main(expected: str) -> int:
         raise Deadline()
 
     try:
+        _limit_memory()
         from .config import load_config
-
         from .store.connection import set_deadline
 
         timeout_ms = int(os.environ.get("VAULTRAG_HOOK_TIMEOUT_MS") or 0) or load_config().hook_timeout_ms
@@ -196,9 +220,15 @@ def main(expected: str) -> int:
         if len(raw) > MAX_STDIN_BYTES:
             log_line(f"{expected}: stdin over {MAX_STDIN_BYTES} bytes, skipped")
             return 0
+        separators = raw.count(b",") + raw.count(b":")  # >= the values json.loads would build, less one
+        if separators > MAX_JSON_SEPARATORS:
+            log_line(f"{expected}: stdin holds up to {separators} JSON values (over {MAX_JSON_SEPARATORS}), skipped")
+            return 0
+        size = len(raw)
         payload = json.loads(raw.decode("utf-8", errors="replace")) if raw.strip() else None
+        del raw  # the parsed payload is what counts against the memory cap from here on
         if not isinstance(payload, dict):
-            log_line(f"{expected}: stdin is not a JSON object ({len(raw)} bytes)")
+            log_line(f"{expected}: stdin is not a JSON object ({size} bytes)")
             return 0
         out = handle(payload, expected)
         if hasattr(signal, "setitimer"):
