@@ -239,5 +239,9 @@ def main(expected: str) -> int:
     except Deadline:
         log_line(f"{expected}: gave up at the {time.monotonic() - started:.2f} s deadline")
     except BaseException as exc:  # fail open, whatever happened (KeyboardInterrupt and SystemExit too)
-        log_line(f"{expected}: {type(exc).__name__}: {str(exc)[:300]}")
+        from .store.connection import past_deadline
+
+        # SQLite interrupted at the deadline surfaces as its own error: name the deadline, not "corrupt"
+        why = "gave up at the deadline: " if past_deadline() else ""
+        log_line(f"{expected}: {why}{type(exc).__name__}: {str(exc)[:300]}")
     return 0

@@ -47,8 +47,12 @@ def busy_timeout_ms() -> int:
     return _busy_ms
 
 
-def _past_deadline() -> int:
-    return 1 if _deadline is not None and time.monotonic() > _deadline else 0
+def past_deadline() -> bool:
+    return _deadline is not None and time.monotonic() > _deadline
+
+
+def _past_deadline() -> int:  # SQLite progress handler: non-zero interrupts the statement
+    return 1 if past_deadline() else 0
 
 
 def sqlite_module() -> ModuleType:
