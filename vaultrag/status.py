@@ -5,7 +5,8 @@ import json
 from pathlib import Path
 
 from .config import Config
-from .indexer import changed_paths, rebuild_leftovers, scan
+from .indexer import changed_paths, scan
+from .leftovers import rebuild_leftovers
 from .store import Store
 
 
