@@ -5,7 +5,8 @@ Run from the repo root:  HF_HUB_OFFLINE=1 .venv/bin/python benchmarks/hook_fuzz.
 Each case runs the real script (`python -I hooks/<event>.py`, as hooks.json registers it) against
 a small real index of the example vault, with its default 1.5 s deadline. A case passes when the
 process exits 0 within the timeout settings.snippet/hooks.json gives that event (5 s, 5 s, 10 s),
-under 256 MB peak RSS (wait4 rusage of that process alone), and prints nothing or one JSON line.
+under 256 MB peak RSS (wait4 rusage of that process alone, started by a tiny spawner so the
+fuzzer's own memory is not counted), and prints nothing or one JSON line.
 Cases: every input field set to each wrong type; `transcript_path` as /dev/zero, /dev/urandom, a
 FIFO without a writer, a folder, a 2 GB sparse file, a symlink loop, /dev/stdin, /proc/self/fd/1;
 stdin as invalid, truncated, deeply nested, huge (up to and past the 32 MB cap), binary or empty
@@ -22,7 +23,6 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 
@@ -111,49 +111,37 @@ def cases(tmp: Path, n_random: int, rng: random.Random):
         yield event, f"random-{i}", json.dumps(d).encode()
 
 
-def run_case(script: str, stdin: bytes, env: dict, timeout: float) -> dict:
+# A child's ru_maxrss starts at its parent's RSS at fork (Linux keeps the high-water mark across
+# exec), so a hook started by a big process would report that process's memory. A tiny spawner
+# process starts the hook instead and reports the hook's own wait4 rusage.
+SPAWNER = r"""
+import json, os, subprocess, sys, threading, time
+args, timeout = json.loads(sys.argv[1]), float(sys.argv[3])
+with open(sys.argv[2], "rb") as stdin:
     t = time.perf_counter()
-    p = subprocess.Popen([PY, "-I", str(REPO / "hooks" / script)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                         stderr=subprocess.DEVNULL, env=env)
-    out = bytearray()
+    p = subprocess.Popen(args, stdin=stdin, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+timer = threading.Timer(timeout, p.kill)
+timer.start()
+out = p.stdout.read()
+_, status, usage = os.wait4(p.pid, 0)
+wall = time.perf_counter() - t
+timer.cancel()
+print(json.dumps({"rc": os.waitstatus_to_exitcode(status), "s": wall, "rss_mb": usage.ru_maxrss / 1024,
+                  "killed": wall >= timeout, "out": out.decode("utf-8", "replace")}))
+"""
 
-    def feed():
-        try:
-            p.stdin.write(stdin)
-        except (BrokenPipeError, OSError):
-            pass  # the hook stopped reading (over its cap): fine
-        finally:
-            try:
-                p.stdin.close()
-            except OSError:
-                pass
 
-    def drain():
-        out.extend(p.stdout.read())
-
-    threads = [threading.Thread(target=feed, daemon=True), threading.Thread(target=drain, daemon=True)]
-    for th in threads:
-        th.start()
-    killed = False
-    deadline = t + timeout * 3  # let a slow case finish so its real time is reported; then kill it
-    while True:
-        pid, status, usage = os.wait4(p.pid, os.WNOHANG)
-        if pid:
-            break
-        if time.perf_counter() > deadline:
-            p.kill()
-            killed = True
-            pid, status, usage = os.wait4(p.pid, 0)
-            break
-        time.sleep(0.005)
-    wall = time.perf_counter() - t
-    p.returncode = os.waitstatus_to_exitcode(status)
-    for th in threads:
-        th.join(5)
-    text = out.decode("utf-8", "replace")
+def run_case(script: str, stdin: bytes, env: dict, timeout: float, tmp: Path) -> dict:
+    """Run one case through the spawner: stdin comes from a file (it holds the case's bytes)."""
+    case = tmp / "stdin.bin"
+    case.write_bytes(stdin)
+    args = [PY, "-I", str(REPO / "hooks" / script)]
+    p = subprocess.run([PY, "-I", "-S", "-c", SPAWNER, json.dumps(args), str(case), str(timeout * 3)], env=env,
+                       capture_output=True, timeout=timeout * 3 + 60)
+    r = json.loads(p.stdout)
+    text = r.pop("out")
     one_line = not text.strip() or (text.count("\n") <= 1 and _is_json(text))
-    return {"rc": p.returncode, "s": wall, "rss_mb": usage.ru_maxrss / 1024, "killed": killed, "one_line": one_line,
-            "output": bool(text.strip())}
+    return {**r, "one_line": one_line, "output": bool(text.strip())}
 
 
 def _is_json(text: str) -> bool:
@@ -193,7 +181,7 @@ def main() -> int:
                 continue
             n_cases += 1
             script, timeout = SCRIPTS[event]
-            r = run_case(script, raw, env, timeout)
+            r = run_case(script, raw, env, timeout, tmp)
             s = summary[event]
             s["runs"] += 1
             s["with_output"] += r["output"]

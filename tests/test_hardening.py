@@ -9,6 +9,7 @@ import os
 import sqlite3
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -39,47 +40,46 @@ def hook_env(indexed):
     return e
 
 
-def run_hook(script: str, payload, env, timeout=30, with_rss=False):
+# A child's ru_maxrss starts at its parent's RSS at fork (Linux keeps the high-water mark across
+# exec), so a hook started by a big process would report that process's memory. A tiny spawner
+# process starts the hook instead and reports the hook's own wait4 rusage.
+SPAWNER = r"""
+import json, os, subprocess, sys, threading, time
+args, timeout = json.loads(sys.argv[1]), float(sys.argv[3])
+with open(sys.argv[2], "rb") as stdin:
+    t = time.perf_counter()
+    p = subprocess.Popen(args, stdin=stdin, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+timer = threading.Timer(timeout, p.kill)
+timer.start()
+out = p.stdout.read()
+_, status, usage = os.wait4(p.pid, 0)
+wall = time.perf_counter() - t
+timer.cancel()
+print(json.dumps({"rc": os.waitstatus_to_exitcode(status), "s": wall, "rss_mb": usage.ru_maxrss / 1024,
+                  "killed": wall >= timeout, "out": out.decode("utf-8", "replace")}))
+"""
+
+
+def run_hook(script: str, payload, env, timeout=30, with_rss=False, tmp_dir: Path | None = None):
     """(parsed stdout or None, seconds[, peak RSS in MB of this hook process alone])."""
     data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
+    args = [sys.executable, "-I", str(HOOKS / script)]
+    if with_rss:
+        case = Path(tempfile.mkdtemp()) / "stdin.bin"
+        case.write_bytes(data)
+        p = subprocess.run([sys.executable, "-I", "-S", "-c", SPAWNER, json.dumps(args), str(case), str(timeout)],
+                           env=env, capture_output=True, timeout=timeout + 60)
+        case.unlink()
+        r = json.loads(p.stdout)
+        assert r["rc"] == 0 and not r["killed"], r
+        out = r["out"]
+        return (json.loads(out) if out.strip() else None), r["s"], r["rss_mb"]
     started = time.monotonic()
-    p = subprocess.Popen([sys.executable, "-I", str(HOOKS / script)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                         stderr=subprocess.PIPE, env=env)
-    result: dict = {}
-
-    def feed():
-        try:
-            p.stdin.write(data)
-            p.stdin.close()
-        except OSError:  # the hook stopped reading at its cap
-            pass
-
-    def drain(name, stream):
-        result[name] = stream.read()
-
-    threads = [threading.Thread(target=feed, daemon=True),
-               threading.Thread(target=drain, args=("out", p.stdout), daemon=True),
-               threading.Thread(target=drain, args=("err", p.stderr), daemon=True)]
-    for t in threads:
-        t.start()
-    deadline = started + timeout
-    while True:  # wait4 gives this child's own rusage (RUSAGE_CHILDREN would mix in every earlier child)
-        pid, status, usage = os.wait4(p.pid, os.WNOHANG)
-        if pid:
-            break
-        if time.monotonic() > deadline:
-            p.kill()
-            os.wait4(p.pid, 0)
-            raise subprocess.TimeoutExpired(script, timeout)
-        time.sleep(0.01)
+    p = subprocess.run(args, input=data, capture_output=True, env=env, timeout=timeout)
     elapsed = time.monotonic() - started
-    p.returncode = os.waitstatus_to_exitcode(status)
-    for t in threads:
-        t.join(10)
-    assert p.returncode == 0, (p.returncode, result.get("err", b"")[-2000:])
-    out = result.get("out", b"").decode()
-    parsed = json.loads(out) if out.strip() else None
-    return (parsed, elapsed, usage.ru_maxrss / 1024) if with_rss else (parsed, elapsed)
+    assert p.returncode == 0, (p.returncode, p.stderr[-2000:])
+    out = p.stdout.decode()
+    return (json.loads(out) if out.strip() else None), elapsed
 
 
 def bash_payload(**over):
