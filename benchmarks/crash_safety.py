@@ -2,7 +2,7 @@
 
 Run from the repo root:
     HF_HUB_OFFLINE=1 .venv/bin/python benchmarks/crash_safety.py [--files 2000] [--kills 12] [--full-kills 8]
-        [--readers 4] [--hook-rounds 3] [--seed 14] [--no-embed]
+        [--readers 4] [--hook-rounds 3] [--seed 14] [--no-embed] [--only-hooks [--hooks-tree OTHER_CHECKOUT]]
 
 On a deterministic subset of the tldr-pages corpus (../shared/corpora, read at run time, never copied):
 1. Incremental kills: each round edits, adds, deletes and renames files, starts `vaultrag reindex`
@@ -286,17 +286,32 @@ def readers_during_rebuild(vault, db, env, args, embed) -> dict:
     return out
 
 
-def hooks_at_once(vault, db, env, args) -> dict:
+def remembered(state: Path, session: str) -> int:
+    """Keys the session memory holds: this tree's SQLite state, or an older tree's JSON file."""
+    import hashlib
+
+    legacy = state / "sessions" / (hashlib.sha256(session.encode()).hexdigest()[:24] + ".json")
+    if legacy.exists():
+        return len(json.loads(legacy.read_text()))
     from vaultrag.session_memory import seen_count
 
-    hook = str(REPO / "hooks" / "user_prompt_submit.py")
+    return seen_count(state, session)
+
+
+def hooks_at_once(vault, db, env, args) -> dict:
+    import sysconfig
+
+    tree = Path(args.hooks_tree).resolve() if args.hooks_tree else REPO
+    hook = str(tree / "hooks" / "user_prompt_submit.py")
     henv = dict(env, VAULTRAG_VAULT=str(vault), VAULTRAG_DB=str(db), VAULTRAG_HOOK_TIMEOUT_MS="10000")
+    # -S + PYTHONPATH: the editable install's finder would otherwise always import this tree
+    henv["PYTHONPATH"] = f"{tree}{os.pathsep}{sysconfig.get_paths()['purelib']}"
     state = Path(henv["XDG_STATE_HOME"]) / "vaultrag"
     res = {"rounds": args.hook_rounds, "distinct": {"hooks": 20, "keys_injected": [], "keys_lost": []},
            "same_prompt": {"hooks": 10, "times_injected": []}, "exit_nonzero": 0}
 
     def burst(payloads):
-        procs = [subprocess.Popen([PY, "-I", hook], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+        procs = [subprocess.Popen([PY, "-S", hook], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                   stderr=subprocess.DEVNULL, env=henv) for _ in payloads]
         for p, pl in zip(procs, payloads):  # write all stdins first: they start together
             p.stdin.write(json.dumps(pl).encode())
@@ -317,7 +332,7 @@ def hooks_at_once(vault, db, env, args) -> dict:
             if o.strip():
                 ctx = json.loads(o)["hookSpecificOutput"]["additionalContext"]
                 keys |= set(re.findall(r"Source: (.+?):L(\d+)-L\d+", ctx))
-        stored = seen_count(state, sid)
+        stored = remembered(state, sid)
         res["distinct"]["keys_injected"].append(len(keys))
         res["distinct"]["keys_lost"].append(len(keys) - stored)
         sid2 = sid + "-same"
@@ -339,6 +354,8 @@ def main() -> int:
     ap.add_argument("--hook-rounds", type=int, default=3)
     ap.add_argument("--seed", type=int, default=14)
     ap.add_argument("--no-embed", action="store_true", help="lexical index only (faster; vectors not checked)")
+    ap.add_argument("--only-hooks", action="store_true", help="skip the kills and readers (part 4 only)")
+    ap.add_argument("--hooks-tree", help="run part 4 with the hook scripts of another checkout (before/after)")
     args = ap.parse_args()
     if not CORPUS.exists():
         log(f"corpus {CORPUS} not found: nothing to benchmark")
@@ -359,9 +376,10 @@ def main() -> int:
         _, took, _ = run_reindex(vault, db, env, full=True, embed=embed)
         out["first_full_s"] = round(took, 2)
         log(f"built {args.files} files in {took:.1f} s")
-        out["incremental_kills"] = incremental_kills(vault, db, env, args, rng, embed)
-        out["full_kills"] = full_kills(vault, db, env, args, rng, embed)
-        out["readers_during_full_rebuild"] = readers_during_rebuild(vault, db, env, args, embed)
+        if not args.only_hooks:
+            out["incremental_kills"] = incremental_kills(vault, db, env, args, rng, embed)
+            out["full_kills"] = full_kills(vault, db, env, args, rng, embed)
+            out["readers_during_full_rebuild"] = readers_during_rebuild(vault, db, env, args, embed)
         out["hooks_at_once"] = hooks_at_once(vault, db, env, args)
     print(json.dumps(out, indent=1))
     return 0
