@@ -68,10 +68,8 @@ def test_prompt_gets_cited_context_once_per_session(env):
     ctx = out["hookSpecificOutput"]["additionalContext"]
     assert ctx.startswith("## Relevant Memory Context\n\n### ")
     assert "Projects/Backup plan.md:L" in ctx and "14 days" in ctx
-    import re
     again = run("user_prompt_submit.py", prompt("how long do we keep daily snapshots?"), env)
-    cited = lambda o: set(re.findall(r"Source: (.+?:L\d+-L\d+)", o["hookSpecificOutput"]["additionalContext"])) if o else set()
-    assert not cited(out) & cited(again), "chunks already injected in this session are not injected again"
+    assert again is None, "a question already answered in this session injects nothing (issue 12)"
     other = run("user_prompt_submit.py", prompt("how long do we keep daily snapshots?", session="s2"), env)
     assert other is not None
 

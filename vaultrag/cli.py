@@ -13,6 +13,14 @@ from .errors import VaultragError
 EXIT_INTERRUPTED = 130
 
 
+def esc(text: str) -> str:
+    """Human output never prints a control character from a file name or note (an ESC byte would
+    drive the terminal): they are shown escaped (\\x1b)."""
+    from .paths import escape_controls
+
+    return escape_controls(str(text))
+
+
 def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--vault", help="vault folder (default: `vault:` from the config file)")
     p.add_argument("--config", help="config file (default: $VAULTRAG_CONFIG or ~/.config/vaultrag/config.yaml)")
@@ -72,7 +80,7 @@ class _ProgressPrinter:
         if self.tty:
             width = 30
             filled = width * done // max(total, 1)
-            sys.stderr.write(f"\r[{'#' * filled}{'.' * (width - filled)}] {done}/{total} {path[-40:]:<40}")
+            sys.stderr.write(f"\r[{'#' * filled}{'.' * (width - filled)}] {done}/{total} {esc(path)[-40:]:<40}")
             if done == total:
                 sys.stderr.write("\n")
             sys.stderr.flush()
@@ -97,8 +105,8 @@ def cmd_reindex(args) -> int:
 def render_report(r) -> str:
     e = r.embedding
     lines = [
-        f"vault:   {r.vault}",
-        f"index:   {r.db}{' (full rebuild)' if r.full else ''}",
+        f"vault:   {esc(r.vault)}",
+        f"index:   {esc(r.db)}{' (full rebuild)' if r.full else ''}",
         f"files:   {r.scanned} scanned, {r.added} added, {r.updated} updated, {r.deleted} deleted, "
         f"{r.unchanged} unchanged, {len(r.skipped)} skipped",
         f"chunks:  {r.chunks_written} written, {r.chunks_total} in the index",
@@ -113,11 +121,11 @@ def render_report(r) -> str:
     if r.secrets:
         lines.append("secrets: " + ", ".join(f"{k} x{v}" for k, v in sorted(r.secrets.items())) + " (redacted)")
     for path, reason in r.skipped[:20]:
-        lines.append(f"skipped: {path}: {reason}")
+        lines.append(f"skipped: {esc(path)}: {esc(reason)}")
     if len(r.skipped) > 20:
         lines.append(f"skipped: ... and {len(r.skipped) - 20} more (see --json)")
     for path, warning in r.warnings[:10]:
-        lines.append(f"warning: {path}: {warning}" if path else f"warning: {warning}")
+        lines.append(f"warning: {esc(path)}: {esc(warning)}" if path else f"warning: {esc(warning)}")
     lines.append(f"time:    {r.seconds:.2f} s" + ("  INTERRUPTED: committed files are kept; run again to finish"
                                                   if r.interrupted else ""))
     return "\n".join(lines)
@@ -132,14 +140,18 @@ def cmd_status(args) -> int:
         return 0
     e = info["embedding"]
     when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(info["last_reindex"])) if info["last_reindex"] else "never"
-    print(f"index:    {info['db']} ({info['db_bytes'] / 1e6:.1f} MB, schema {info['schema_version']})")
-    print(f"vault:    {info['vault']}")
+    print(f"index:    {esc(info['db'])} ({info['db_bytes'] / 1e6:.1f} MB, schema {info['schema_version']})")
+    print(f"vault:    {esc(info['vault'])}")
     print(f"contents: {info['files']} files, {info['chunks']} chunks, {info['links']} links, {info['vectors']} vectors")
     print(f"vectors:  " + (f"{e['model']}" + (f" (fallback: {e['fallback_reason']})" if e["fallback_reason"] else "")
                            if e["available"] else f"not available ({e['reason'] or 'never built'})"))
     print(f"reindex:  last {when}; {info['changed_since_reindex']} files changed on disk since")
     cov = info["coverage"]
     print(f"coverage: {cov['files_indexed']} indexed of {cov['markdown_files_in_vault']} Markdown files in the vault")
+    stale = [r for r in info.get("rebuild_leftovers", []) if r["state"] == "stale"]
+    if stale:
+        print(f"leftover: {len(stale)} files ({sum(r['bytes'] for r in stale) / 1e6:.1f} MB) of an interrupted full "
+              f"rebuild, e.g. {stale[0]['path']}; the next reindex removes them")
     return 0
 
 
@@ -165,7 +177,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return handler(args)
     except VaultragError as exc:
-        print(f"vaultrag: error: {exc}", file=sys.stderr)
+        print(f"vaultrag: error: {esc(str(exc))}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         print("vaultrag: interrupted", file=sys.stderr)

@@ -105,10 +105,39 @@ _ENV = {
 _FIELDS = {f.name: f for f in dataclasses.fields(Config) if f.name != "source"}
 
 
+# The config file and its JSON cache are small; anything bigger is not ours (or is /dev/zero).
+MAX_CONFIG_BYTES = 1024 * 1024
+
+
+def home_dir() -> Path:
+    """$HOME if it is an absolute path, else the user database's home folder.
+
+    `HOME=''` made Path.home() return `/`, so state went to `/.local/state` (issue 14)."""
+    home = os.environ.get("HOME", "")
+    if home and os.path.isabs(home):
+        return Path(home)
+    try:
+        import pwd
+
+        entry = pwd.getpwuid(os.getuid()).pw_dir
+    except (ImportError, KeyError, OSError):
+        entry = ""
+    if entry and os.path.isabs(entry) and entry != "/":
+        return Path(entry)
+    if os.name == "nt" and os.environ.get("USERPROFILE"):
+        return Path(os.environ["USERPROFILE"])
+    raise ConfigError(f"no home folder: HOME is {home!r} and the user database names none; "
+                      f"set HOME (or XDG_CONFIG_HOME, XDG_DATA_HOME, XDG_CACHE_HOME, XDG_STATE_HOME)")
+
+
 def xdg_dir(kind: str) -> Path:
+    """`$XDG_<KIND>_HOME/vaultrag`, else the XDG default under the home folder. A relative XDG value
+    is ignored, as the XDG spec says."""
     env, default = {"config": ("XDG_CONFIG_HOME", ".config"), "data": ("XDG_DATA_HOME", ".local/share"),
                     "cache": ("XDG_CACHE_HOME", ".cache"), "state": ("XDG_STATE_HOME", ".local/state")}[kind]
-    base = os.environ.get(env) or str(Path.home() / default)
+    base = os.environ.get(env, "")
+    if not base or not os.path.isabs(base):
+        base = str(home_dir() / default)
     return Path(base) / "vaultrag"
 
 
@@ -201,26 +230,31 @@ def config_file_path(explicit: str | os.PathLike | None = None) -> tuple[Path, b
 
 def _read_yaml(path: Path) -> Any:
     """Parse the YAML file, through a JSON cache so hook processes skip importing yaml."""
+    from .safe_io import private_dir, read_regular, write_private
+
     st = path.stat()
     key = hashlib.sha256(f"{path.resolve()}|{st.st_size}|{st.st_mtime_ns}".encode()).hexdigest()[:16]
     cache = xdg_dir("cache") / f"config-{key}.json"
     try:
-        return json.loads(cache.read_text(encoding="utf-8"))
+        return json.loads(read_regular(cache, MAX_CONFIG_BYTES, follow_symlinks=False).decode("utf-8"))
     except (OSError, ValueError):
         pass
     import yaml  # lazy: only when the file changed since the last parse
 
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        raw = read_regular(path, MAX_CONFIG_BYTES)
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read the config file ({exc}); it must be a regular file under "
+                          f"{MAX_CONFIG_BYTES // 1024} KB") from None
+    try:
+        data = yaml.safe_load(raw.decode("utf-8")) or {}
     except yaml.YAMLError as exc:
         raise ConfigError(f"{path}: not valid YAML ({str(exc).splitlines()[0]}); fix the file") from None
     except UnicodeDecodeError:
         raise ConfigError(f"{path}: not UTF-8 text") from None
-    try:
-        cache.parent.mkdir(parents=True, exist_ok=True)
-        tmp = cache.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(data, default=str), encoding="utf-8")
-        os.replace(tmp, cache)
+    try:  # 0600 in a 0700 folder: the config names the vault and its folders
+        private_dir(cache.parent)
+        write_private(cache, json.dumps(data, default=str).encode("utf-8"))
     except OSError:
         pass  # a read-only cache dir only costs speed
     return data

@@ -22,6 +22,10 @@ class IndexCorrupt(VaultragError):
     """The index database cannot be read; it is disposable and can be rebuilt."""
 
 
+class IndexUnwritable(VaultragError):
+    """The index folder or file cannot be written (permissions, read-only disk); it is not corrupt."""
+
+
 class IndexLocked(VaultragError):
     """Another process holds the index (a reindex is running)."""
 

@@ -8,7 +8,6 @@ yaml on this path (a test checks `sys.modules`).
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import signal
@@ -17,9 +16,22 @@ import time
 from pathlib import Path
 
 MAX_STDIN_BYTES = 32 * 1024 * 1024  # PostToolUse payloads carry whole tool outputs; beyond this, give up
+# json.loads runs in C, where the deadline's SIGALRM cannot stop it, at ~0.2-0.45 us per value: 32 MB
+# of "0,0,0..." took 6.9 s. Counting ',' and ':' (an upper bound on the values; ~10 ms at 32 MB)
+# refuses such input before parsing. Commas inside strings count too, so a tool output with over a
+# million of them (a 20 MB CSV dump) is skipped as well: it fails open, uncompressed.
+MAX_JSON_SEPARATORS = 1_000_000
 LOG_MAX_BYTES = 256 * 1024  # the log keeps its newest half when it grows past this
-SESSION_MAX_CHUNKS = 500  # per-session memory of injected chunks (oldest forgotten first)
-SESSION_TTL_S = 7 * 24 * 3600  # session state files older than this are deleted
+LOG_LINE_CHARS = 500  # one log line at most; the rest of a message is cut
+LOG_SCRUB_CHARS = 20_000  # scrubbed before the cut, so a secret is never cut into an undetectable piece
+TRANSCRIPT_TAIL_BYTES = 256 * 1024  # the latest user prompt is near the end of the transcript
+# RLIMIT_DATA of a hook process (heap and anonymous maps; not the read-only mmap of the index or
+# shared libraries): peak RSS stays under 256 MB with the interpreter's ~25 MB of code and stack.
+# The largest real payloads seen (a 25 MB Bash output at the stdin cap) peak at ~155 MB.
+HOOK_MAX_DATA_BYTES = 200 * 1024 * 1024
+# SQLite waits for a writer's lock this share of the hook deadline at most (then the hook gives up
+# and fails open): its busy wait runs in C, where the deadline's SIGALRM cannot interrupt it.
+BUSY_SHARE_OF_DEADLINE = 0.3
 # Prompt sources that are not a person typing: wakeups and polls repeat, so skip them.
 SKIPPED_PROMPT_SOURCES = frozenset({"system", "loop_wakeup", "schedule_wakeup", "poll_event"})
 # Fields of tool_input that say what the tool is looking for (PreToolUse query).
@@ -38,53 +50,39 @@ def _state_dir() -> Path:
 
 
 def log_line(message: str) -> None:
-    """Append one line to the hook log, keeping it bounded. Never raises."""
+    """Append one scrubbed line to the hook log (0600), keeping it bounded. Never raises.
+
+    With no usable state folder (e.g. HOME empty), the line goes to stderr, which Claude Code
+    shows in its debug output."""
     try:
-        path = _state_dir() / "hooks.log"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        if path.exists() and path.stat().st_size > LOG_MAX_BYTES:
-            data = path.read_bytes()[-LOG_MAX_BYTES // 2:]
-            path.write_bytes(data[data.find(b"\n") + 1:])
-        with open(path, "a", encoding="utf-8") as fh:
-            fh.write(f"{time.strftime('%Y-%m-%dT%H:%M:%S')} {message[:500]}\n")
+        from .scrubber import scrub
+
+        line = f"{time.strftime('%Y-%m-%dT%H:%M:%S')} {scrub(message[:LOG_SCRUB_CHARS])[0][:LOG_LINE_CHARS]}"
+        line = "".join(c if c.isprintable() else f"\\x{ord(c):02x}" if ord(c) < 256 else f"\\u{ord(c):04x}"
+                       for c in line) + "\n"
     except Exception:
-        pass
+        line = f"{time.strftime('%Y-%m-%dT%H:%M:%S')} (unloggable message)\n"
+    try:
+        from .safe_io import append_private, private_dir, read_regular, write_private
+
+        path = private_dir(_state_dir()) / "hooks.log"
+        try:
+            size = os.lstat(path).st_size
+        except FileNotFoundError:
+            size = 0
+        if size > LOG_MAX_BYTES:
+            data = read_regular(path, LOG_MAX_BYTES // 2, tail=True, follow_symlinks=False)
+            write_private(path, data[data.find(b"\n") + 1:])
+        append_private(path, line.encode("utf-8", "replace"))
+    except Exception:
+        try:
+            sys.stderr.write(f"vaultrag hook: {line}")
+        except Exception:
+            pass
 
 
 def _emit(event: str, **fields) -> str:
     return json.dumps({"hookSpecificOutput": {"hookEventName": event, **fields}}, ensure_ascii=False)
-
-
-# -- session memory: don't inject the same chunk twice --------------------------------------------
-def _session_file(session_id: str) -> Path:
-    return _state_dir() / "sessions" / (hashlib.sha256(session_id.encode()).hexdigest()[:24] + ".json")
-
-
-def _load_seen(session_id: str) -> list[str]:
-    if not session_id:
-        return []
-    try:
-        data = json.loads(_session_file(session_id).read_text(encoding="utf-8"))
-        return [str(x) for x in data][-SESSION_MAX_CHUNKS:] if isinstance(data, list) else []
-    except (OSError, ValueError):
-        return []
-
-
-def _save_seen(session_id: str, seen: list[str]) -> None:
-    if not session_id:
-        return
-    path = _session_file(session_id)
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(seen[-SESSION_MAX_CHUNKS:]), encoding="utf-8")
-        os.replace(tmp, path)
-        now = time.time()
-        for old in path.parent.glob("*.json"):
-            if now - old.stat().st_mtime > SESSION_TTL_S:
-                old.unlink()
-    except OSError:
-        pass
 
 
 def _seen_key(hit) -> str:
@@ -93,24 +91,26 @@ def _seen_key(hit) -> str:
 
 
 def context_for(query: str, session_id: str, event: str, cfg, store=None) -> str | None:
-    """The hook output for `query`, or None (no evidence, or everything already injected)."""
+    """The hook output for `query`, or None (no evidence, or nothing new for this session)."""
     import dataclasses
 
-    from .render import fit_budget, render_context
+    from .render import render_context
     from .retrieve import search
+    from .session_memory import claim
 
     if not query.strip():
         return None
-    # Retrieve with a generous budget first, drop what this session has seen, then fit the budget.
-    ans = search(query, cfg, max_tokens=cfg.hook_max_tokens * 4, store=store)
-    if ans.status != "ok":
+    # The block a fresh session would get; session memory may only shrink it (see session_memory).
+    ans = search(query, cfg, max_tokens=cfg.hook_max_tokens, store=store)
+    if ans.status != "ok" or not ans.hits:
         return None
-    seen = _load_seen(session_id)
-    fresh = [h for h in ans.hits if _seen_key(h) not in seen]
-    hits = fit_budget(fresh, cfg.hook_max_tokens)
+    try:
+        hits = claim(_state_dir(), session_id, query, ans.hits, _seen_key)
+    except Exception as exc:  # state unusable (locked past its wait, read-only): inject, and say so
+        log_line(f"{event}: session memory unavailable ({type(exc).__name__}: {exc}); injected without it")
+        hits = list(ans.hits)
     if not hits:
         return None
-    _save_seen(session_id, seen + [_seen_key(h) for h in hits])
     block = render_context(dataclasses.replace(ans, hits=tuple(hits)))
     return _emit(event, additionalContext=block) if block else None
 
@@ -120,28 +120,33 @@ def pretool_query(tool_name: str, tool_input: dict) -> str:
     return " ".join(parts)[:2000]
 
 
-def latest_user_prompt(transcript_path: str, max_bytes: int = 256 * 1024) -> str:
-    """The last user text in the transcript JSONL (read from its tail only; may lag a turn)."""
+def latest_user_prompt(transcript_path: str, max_bytes: int = TRANSCRIPT_TAIL_BYTES) -> str:
+    """The last user text in the transcript JSONL (read from its tail only; may lag a turn).
+
+    Only a regular file is read, and only its last `max_bytes`: `/dev/zero`, a FIFO or a directory
+    gives "" at once."""
+    from .safe_io import read_regular
+
+    if not isinstance(transcript_path, str) or not transcript_path:
+        return ""
     try:
-        with open(transcript_path, "rb") as fh:
-            fh.seek(0, os.SEEK_END)
-            size = fh.tell()
-            fh.seek(max(0, size - max_bytes))
-            lines = fh.read().decode("utf-8", errors="replace").splitlines()
-    except (OSError, TypeError):
+        lines = read_regular(transcript_path, max_bytes, tail=True).decode("utf-8", errors="replace").splitlines()
+    except (OSError, ValueError):
         return ""
     for line in reversed(lines):
         try:
             rec = json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):
             continue
-        if rec.get("type") != "user":
+        if not isinstance(rec, dict) or rec.get("type") != "user":
             continue
-        content = (rec.get("message") or {}).get("content")
+        message = rec.get("message")
+        content = message.get("content") if isinstance(message, dict) else None
         if isinstance(content, str):
             return content[:2000]
         if isinstance(content, list):
-            texts = [c.get("text", "") for c in content if isinstance(c, dict) and c.get("type") == "text"]
+            texts = [c["text"] for c in content if isinstance(c, dict) and c.get("type") == "text"
+                     and isinstance(c.get("text"), str)]
             if texts:
                 return " ".join(texts)[:2000]
     return ""
@@ -151,8 +156,12 @@ def handle(payload: dict, expected: str, cfg=None, store=None) -> str | None:
     """Dispatch one hook call. Returns the single JSON line to print, or None. A resident server
     passes its warm `cfg` and open `store`; a hook process loads and opens them."""
     from .config import load_config
+    from .hook_input import parse_hook_input
 
-    event = payload.get("hook_event_name")
+    inp = parse_hook_input(payload)
+    if inp.rejected:
+        log_line(f"{expected}: ignored input fields of the wrong type or size: {', '.join(inp.rejected)}")
+    event = inp.event
     if event != expected:
         log_line(f"{expected}: ignored event {event!r}")
         return None
@@ -161,34 +170,45 @@ def handle(payload: dict, expected: str, cfg=None, store=None) -> str | None:
 
         return session_message(payload)
     cfg = cfg or load_config()
-    session = str(payload.get("session_id") or "")
     if event == "UserPromptSubmit":
-        if payload.get("source") in SKIPPED_PROMPT_SOURCES:
+        if inp.source in SKIPPED_PROMPT_SOURCES or inp.prompt is None:
             return None
-        prompt = payload.get("prompt")
-        return context_for(prompt, session, event, cfg, store) if isinstance(prompt, str) else None
-    tool = payload.get("tool_name")
-    tool_input = payload.get("tool_input") if isinstance(payload.get("tool_input"), dict) else {}
+        return context_for(inp.prompt, inp.session_id, event, cfg, store)
     if event == "PreToolUse":
-        if tool not in cfg.pretool_tools:
+        if inp.tool_name not in cfg.pretool_tools:
             return None
-        return context_for(pretool_query(str(tool), tool_input), session, event, cfg, store)
+        return context_for(pretool_query(inp.tool_name, inp.tool_input), inp.session_id, event, cfg, store)
     if event == "PostToolUse":
         from .compress import compress_post_tool_use
 
-        prompt = latest_user_prompt(payload.get("transcript_path") or "")
-        new = compress_post_tool_use(str(tool), tool_input, payload.get("tool_response"), prompt=prompt,
+        prompt = latest_user_prompt(inp.transcript_path)
+        new = compress_post_tool_use(inp.tool_name, inp.tool_input, inp.tool_response, prompt=prompt,
                                      budget_chars=cfg.compress_budget_chars,
                                      threshold_chars=cfg.compress_threshold_chars,
-                                     transcript_path=payload.get("transcript_path"))
+                                     transcript_path=inp.transcript_path)
         note = {"additionalContext": new.note} if new is not None and new.note else {}
         return _emit(event, updatedToolOutput=new.tool_response, **note) if new is not None else None
     if event == "PostToolUseFailure":  # a failed command's output cannot be replaced: add its digest
         from .compress import digest_tool_failure
 
-        digest = digest_tool_failure(str(tool), tool_input, payload.get("error"))
+        digest = digest_tool_failure(inp.tool_name, inp.tool_input, inp.error)
         return _emit(event, additionalContext=digest) if digest else None
     return None
+
+
+def _limit_memory() -> None:
+    """Cap this process's heap so no input can push it past MAX_HOOK_RSS: an allocation beyond it
+    raises MemoryError, which fails open like any error. 32 MB of `[{},{},...]` on stdin would
+    otherwise parse into ~700 MB of dicts (the stdin cap bounds bytes, not objects)."""
+    try:
+        import resource
+
+        soft, hard = resource.getrlimit(resource.RLIMIT_DATA)
+        want = HOOK_MAX_DATA_BYTES if hard == resource.RLIM_INFINITY else min(HOOK_MAX_DATA_BYTES, hard)
+        if soft == resource.RLIM_INFINITY or soft > want:
+            resource.setrlimit(resource.RLIMIT_DATA, (want, hard))
+    except (ImportError, ValueError, OSError, AttributeError):
+        pass  # Windows, or a platform without RLIMIT_DATA: the stdin cap still bounds the input
 
 
 def main(expected: str) -> int:
@@ -206,9 +226,12 @@ def main(expected: str) -> int:
         raise Deadline()
 
     try:
+        _limit_memory()
         from .config import load_config
+        from .store.connection import set_deadline
 
         timeout_ms = int(os.environ.get("VAULTRAG_HOOK_TIMEOUT_MS") or 0) or load_config().hook_timeout_ms
+        set_deadline(started + timeout_ms / 1000, busy_share=BUSY_SHARE_OF_DEADLINE)
         if hasattr(signal, "setitimer"):
             signal.signal(signal.SIGALRM, on_alarm)
             signal.setitimer(signal.ITIMER_REAL, timeout_ms / 1000)
@@ -216,9 +239,15 @@ def main(expected: str) -> int:
         if len(raw) > MAX_STDIN_BYTES:
             log_line(f"{expected}: stdin over {MAX_STDIN_BYTES} bytes, skipped")
             return 0
+        separators = raw.count(b",") + raw.count(b":")  # >= the values json.loads would build, less one
+        if separators > MAX_JSON_SEPARATORS:
+            log_line(f"{expected}: stdin holds up to {separators} JSON values (over {MAX_JSON_SEPARATORS}), skipped")
+            return 0
+        size = len(raw)
         payload = json.loads(raw.decode("utf-8", errors="replace")) if raw.strip() else None
+        del raw  # the parsed payload is what counts against the memory cap from here on
         if not isinstance(payload, dict):
-            log_line(f"{expected}: stdin is not a JSON object ({len(raw)} bytes)")
+            log_line(f"{expected}: stdin is not a JSON object ({size} bytes)")
             return 0
         out = handle(payload, expected)
         if hasattr(signal, "setitimer"):
@@ -229,5 +258,9 @@ def main(expected: str) -> int:
     except Deadline:
         log_line(f"{expected}: gave up at the {time.monotonic() - started:.2f} s deadline")
     except BaseException as exc:  # fail open, whatever happened (KeyboardInterrupt and SystemExit too)
-        log_line(f"{expected}: {type(exc).__name__}: {str(exc)[:300]}")
+        from .store.connection import past_deadline
+
+        # SQLite interrupted at the deadline surfaces as its own error: name the deadline, not "corrupt"
+        why = "gave up at the deadline: " if past_deadline() else ""
+        log_line(f"{expected}: {why}{type(exc).__name__}: {str(exc)[:300]}")
     return 0

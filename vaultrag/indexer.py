@@ -22,7 +22,9 @@ from typing import Callable
 
 from . import chunker, markdown
 from .config import ALWAYS_EXCLUDED, Config
-from .errors import IndexLocked, VaultNotFound
+from .errors import IndexLocked, IndexUnwritable, VaultNotFound
+from .leftovers import REBUILD_INFIX, remove_stale_rebuilds
+from .paths import KEY_META, display_path, new_key, shown_part, stored_path
 from .scrubber import scrub
 from .store import ChunkRow, FileWrite, LinkRow, Store
 from .store.vectors import quantize_int8_batch
@@ -94,13 +96,14 @@ def scan(cfg: Config, root: Path) -> tuple[dict[str, os.stat_result], list[tuple
     """
     found: dict[str, os.stat_result] = {}
     skipped: list[tuple[str, str]] = []
+    exclude = exclude_patterns(cfg.exclude, root)[0]
     stack = [root]
     while stack:
         folder = stack.pop()
         try:
             entries = sorted(os.scandir(folder), key=lambda e: e.name)
         except OSError as exc:
-            skipped.append((_rel(Path(folder), root) + "/", f"folder unreadable: {exc.strerror}"))
+            skipped.append((display_path(_rel(Path(folder), root)) + "/", f"folder unreadable: {exc.strerror}"))
             continue
         for entry in entries:
             rel = _rel(Path(entry.path), root)
@@ -108,21 +111,21 @@ def scan(cfg: Config, root: Path) -> tuple[dict[str, os.stat_result], list[tuple
                 if entry.name.lower().endswith(MARKDOWN_SUFFIXES) or _is_dir(entry.path):
                     target = os.path.realpath(entry.path)
                     inside = Path(target).is_relative_to(root)
-                    skipped.append((rel, "symlink not followed" + ("" if inside else " (points outside the vault)")))
+                    skipped.append((display_path(rel), "symlink not followed" + ("" if inside else " (points outside the vault)")))
                 continue
             if entry.is_dir(follow_symlinks=False):
-                if entry.name.startswith(".") or entry.name in ALWAYS_EXCLUDED or _excluded(rel, cfg.exclude):
+                if entry.name.startswith(".") or entry.name in ALWAYS_EXCLUDED or _excluded(rel, exclude):
                     continue
                 stack.append(Path(entry.path))
                 continue
             if not entry.name.lower().endswith(MARKDOWN_SUFFIXES) or not entry.is_file(follow_symlinks=False):
                 continue
-            if _excluded(rel, cfg.exclude) or not _included(rel, cfg.include):
+            if _excluded(rel, exclude) or not _included(rel, cfg.include):
                 continue
             try:
                 found[rel] = entry.stat(follow_symlinks=False)
             except OSError as exc:
-                skipped.append((rel, f"cannot stat: {exc.strerror}"))
+                skipped.append((display_path(rel), f"cannot stat: {exc.strerror}"))
     return found, skipped
 
 
@@ -135,6 +138,32 @@ def _is_dir(path: str) -> bool:
 
 def _rel(path: Path, root: Path) -> str:
     return path.relative_to(root).as_posix()
+
+
+def exclude_patterns(patterns: tuple[str, ...], root: Path) -> tuple[tuple[str, ...], list[str]]:
+    """`exclude` as vault-relative patterns, plus a warning per pattern that cannot apply.
+
+    An absolute pattern (or `~/...`) inside the vault becomes relative to it (it used to match
+    nothing, silently); one outside the vault is dropped with a warning."""
+    out: list[str] = []
+    warnings: list[str] = []
+    for pat in patterns:
+        expanded = os.path.expanduser(pat)
+        if not os.path.isabs(expanded):
+            out.append(pat)
+            continue
+        for base in (root, Path(os.path.realpath(root))):
+            try:
+                rel = Path(os.path.normpath(expanded)).relative_to(base).as_posix()
+                break
+            except ValueError:
+                rel = None
+        if rel is None or rel == ".":
+            warnings.append(f"exclude pattern {pat!r} is outside the vault {root} (or is the vault itself); "
+                            f"ignored. Use a path relative to the vault, e.g. 'Private' or 'Archive/*'")
+        else:
+            out.append(rel)
+    return tuple(out), warnings
 
 
 def _excluded(rel: str, patterns: tuple[str, ...]) -> bool:
@@ -174,11 +203,17 @@ def embed_input(title: str, heading_path: str, text: str) -> str:
 
 
 def build_file(rel: str, st: os.stat_result, raw: bytes, text: str, cfg: Config,
-               count_tokens: Callable[[str], int]) -> tuple[FileWrite, list[str], Counter, list[str]]:
-    """Scrub, parse and chunk one note. Returns (rows, embed inputs, secrets by rule, warnings)."""
+               count_tokens: Callable[[str], int], stored: str | None = None
+               ) -> tuple[FileWrite, list[str], Counter, list[str]]:
+    """Scrub, parse and chunk one note. Returns (rows, embed inputs, secrets by rule, warnings).
+
+    `stored` is the path as the index keeps it (see vaultrag/paths.py); the real `rel` is used
+    for nothing else: title, note-name keys and link keys come from its display form."""
     clean, findings = scrub(text)
     secrets = Counter(f.rule for f in findings)
-    doc = markdown.parse(clean, rel)
+    stored = rel if stored is None else stored
+    shown = shown_part(stored)
+    doc = markdown.parse(clean, shown)
     chunks = chunker.chunk_document(doc, cfg.chunk_settings())
     rows: list[ChunkRow] = []
     inputs: list[str] = []
@@ -202,7 +237,7 @@ def build_file(rel: str, st: os.stat_result, raw: bytes, text: str, cfg: Config,
     links = tuple(LinkRow(chunk_at(ln.line), ln.target, markdown.link_key(ln.target), ln.anchor, ln.kind,
                           ln.text, ln.line) for ln in doc.links)
     keys: list[tuple[str, str, int | None]] = []
-    stem = rel.rsplit("/", 1)[-1].rsplit(".", 1)[0]
+    stem = shown.rsplit("/", 1)[-1].rsplit(".", 1)[0]
     for kind, values in (("title", [doc.title]), ("alias", doc.aliases), ("file", [stem]), ("tag", doc.tags)):
         for v in values:
             k = meta_key(v)
@@ -213,8 +248,8 @@ def build_file(rel: str, st: os.stat_result, raw: bytes, text: str, cfg: Config,
         pos = chunk_at(h.line)
         if k and pos is not None:
             keys.append((k, "heading", pos))
-    fw = FileWrite(path=rel, mtime_ns=st.st_mtime_ns, size=st.st_size, hash=hashlib.sha256(raw).hexdigest(),
-                   title=doc.title, note_type=doc.note_type, stem_key=markdown.link_key(rel),
+    fw = FileWrite(path=stored, mtime_ns=st.st_mtime_ns, size=st.st_size, hash=hashlib.sha256(raw).hexdigest(),
+                   title=doc.title, note_type=doc.note_type, stem_key=markdown.link_key(shown),
                    chunks=tuple(rows), links=links, keys=tuple(dict.fromkeys(keys)))
     return fw, inputs, secrets, list(doc.warnings)
 
@@ -227,10 +262,15 @@ class ReindexLock:
         self.path = db.with_name(db.name + ".lock")
         self.wait_s = wait_s
         self.fd: int | None = None
+        self.exclusive = False  # True once an flock is held (not on Windows)
 
     def __enter__(self) -> "ReindexLock":
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self.fd = os.open(self.path, os.O_CREAT | os.O_RDWR, 0o600)
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            self.fd = os.open(self.path, os.O_CREAT | os.O_RDWR, 0o600)
+        except OSError as exc:  # a read-only data folder: say so (it used to surface as a corrupt index)
+            raise IndexUnwritable(f"cannot write beside the index in {self.path.parent} ({exc.strerror}); make the "
+                                  f"folder writable (chmod u+w), or choose another place with --db / `db:`") from None
         try:
             import fcntl
         except ImportError:  # Windows: no advisory locks; SQLite's own locking still protects the file
@@ -248,6 +288,7 @@ class ReindexLock:
                     raise IndexLocked(f"another reindex (pid {holder}) holds {self.path}; waited "
                                       f"{self.wait_s:.0f} s. Let it finish, or retry later.") from None
                 time.sleep(0.2)
+        self.exclusive = True
         os.ftruncate(self.fd, 0)
         os.pwrite(self.fd, str(os.getpid()).encode(), 0)
         return self
@@ -299,8 +340,12 @@ def reindex(cfg: Config, *, full: bool = False, progress: Progress | None = None
         raise VaultNotFound(f"vault folder {root} does not exist or is not a folder; check --vault / `vault:`")
     db = cfg.db_path()
     report = Report(db=str(db), vault=str(root), full=full)
-    with ReindexLock(db, lock_wait_s):
-        target = db.with_name(db.name + f".rebuild-{os.getpid()}") if full else db
+    with ReindexLock(db, lock_wait_s) as lock:
+        stale, stale_bytes = remove_stale_rebuilds(db, lock.exclusive)
+        if stale:
+            report.warnings.append(("", f"removed {stale} files ({stale_bytes / 1e6:.1f} MB) left by an "
+                                        f"interrupted full rebuild"))
+        target = db.with_name(db.name + f"{REBUILD_INFIX}{os.getpid()}") if full else db
         if full:
             _remove_db(target)
         try:
@@ -338,10 +383,13 @@ def _run(store: Store, cfg: Config, root: Path, report: Report, progress: Progre
         store.drop_vectors()
 
     found, skipped = scan(cfg, root)
+    report.warnings.extend(("", w) for w in exclude_patterns(cfg.exclude, root)[1])
     report.skipped.extend(skipped)
     report.scanned = len(found)
     indexed = store.files()
-    todo = [rel for rel, st in found.items() if reprocess_all or is_stale(indexed.get(rel), st)]
+    key = path_key(store)
+    stored_of = {rel: stored_path(rel, key) for rel in found}
+    todo = [rel for rel, st in found.items() if reprocess_all or is_stale(indexed.get(stored_of[rel]), st)]
     report.unchanged += len(found) - len(todo)
 
     done = 0
@@ -354,23 +402,28 @@ def _run(store: Store, cfg: Config, root: Path, report: Report, progress: Progre
         for rel in todo[start:start + FILES_PER_EMBED_GROUP]:
             st = found[rel]
             raw, text, reason = read_note(root / rel, cfg.max_file_bytes)
-            rec = indexed.get(rel)
+            stored = stored_of[rel]
+            rec = indexed.get(stored)
+            shown = shown_part(stored)
             if reason:
-                report.skipped.append((rel, reason))
+                report.skipped.append((shown, reason))
                 continue
             digest = hashlib.sha256(raw).hexdigest()
             if rec is not None and rec.hash == digest and not reprocess_all:
                 with store.transaction():
-                    store.touch_file(rel, st.st_mtime_ns, st.st_size)
+                    store.touch_file(stored, st.st_mtime_ns, st.st_size)
                 report.touched += 1
                 report.unchanged += 1
                 continue
             if "\ufffd" in text and b"\xef\xbf\xbd" not in raw:
-                report.warnings.append((rel, "invalid UTF-8; undecodable bytes replaced with U+FFFD"))
-            fw, inputs, secrets, warnings = build_file(rel, st, raw, text, cfg, count_tokens)
+                report.warnings.append((shown, "invalid UTF-8; undecodable bytes replaced with U+FFFD"))
+            fw, inputs, secrets, warnings = build_file(rel, st, raw, text, cfg, count_tokens, stored)
+            if stored != rel:
+                report.warnings.append((shown, "file or folder name holds a secret or control characters: "
+                                               "indexed and shown under this redacted name"))
             for rule, n in secrets.items():
                 report.secrets[rule] = report.secrets.get(rule, 0) + n
-            report.warnings.extend((rel, w) for w in warnings)
+            report.warnings.extend((shown, w) for w in warnings)
             batch.append((fw, inputs, rec is not None))
         vectors = _embed_batch(store, embedder, [b[1] for b in batch], [b[0] for b in batch], cfg, report)
         for (fw, _inputs, existed), vecs in zip(batch, vectors):
@@ -390,7 +443,8 @@ def _run(store: Store, cfg: Config, root: Path, report: Report, progress: Progre
             break
 
     if not report.interrupted:
-        gone = [p for p in indexed if p not in found]
+        live = set(stored_of.values())
+        gone = [p for p in indexed if p not in live]
         for rel in gone:
             with store.transaction():
                 store.delete_file(rel)
@@ -495,12 +549,25 @@ def _embed_missing(store: Store, embedder, cfg: Config, report: Report) -> None:
         report.embedding.embedded += len(part)
 
 
+def path_key(store: Store) -> str:
+    """The index's key for tagging redacted paths (created on first use; see vaultrag/paths.py)."""
+    key = store.get_meta(KEY_META)
+    if not key:
+        key = new_key()
+        with store.transaction():
+            store.set_meta(KEY_META, key)
+    return key
+
+
 def is_stale(rec, st: os.stat_result) -> bool:
     """True when a file on disk is new or differs (mtime_ns, size) from its index record."""
     return rec is None or (rec.mtime_ns, rec.size) != (st.st_mtime_ns, st.st_size)
 
 
-def changed_paths(found: dict[str, os.stat_result], indexed: dict) -> list[str]:
-    """New and changed paths of a `scan` result, then indexed paths no longer on disk."""
-    return [rel for rel, st in found.items() if is_stale(indexed.get(rel), st)] + \
-        [rel for rel in indexed if rel not in found]
+def changed_paths(found: dict[str, os.stat_result], indexed: dict, key: str | None = None) -> list[str]:
+    """New and changed paths of a `scan` result, then indexed paths no longer on disk (as stored
+    and shown: redacted where a name holds a secret)."""
+    stored_of = {rel: stored_path(rel, key) if key else rel for rel in found}
+    live = set(stored_of.values())
+    return [shown_part(stored_of[rel]) for rel, st in found.items() if is_stale(indexed.get(stored_of[rel]), st)] + \
+        [shown_part(p) for p in indexed if p not in live]

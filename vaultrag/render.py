@@ -11,6 +11,7 @@ import re
 from typing import Sequence
 
 from .retrieve.types import Answer, Hit
+from .paths import escape_controls as esc
 
 # Claude Code truncates injected context at 10,000 characters (to a 2 KB preview): stay under.
 MAX_CONTEXT_CHARS = 9500
@@ -113,10 +114,11 @@ def render_human(answer: Answer, *, explain: bool = False, color: bool = False) 
             lines.insert(0, c("33", "weak evidence: these matches are too weak to trust (shown because of --no-gate)"))
         for i, h in enumerate(answer.hits, 1):
             tag = "" if h.via == "direct" else c("33", "  [via link]")
-            mark = "" if h.citation == "fresh" else c("33", "  [changed since indexing]")
-            lines.append(f"{i:>2}. {c('1;36', citation(h))}  {c('1', h.title)}"
-                         + (f" > {h.heading_path}" if h.heading_path else "") + tag + mark)
-            snippet = " ".join(h.text.split())
+            mark = {"fresh": "", "stored": c("33", "  [index copy: file not checked]")}.get(
+                h.citation, c("33", "  [changed since indexing]"))
+            lines.append(f"{i:>2}. {c('1;36', esc(citation(h)))}  {c('1', esc(h.title))}"  # no raw ESC from notes
+                         + (f" > {esc(h.heading_path)}" if h.heading_path else "") + tag + mark)
+            snippet = esc(" ".join(h.text.split()))
             lines.append(f"    {snippet[:200]}{'…' if len(snippet) > 200 else ''}")
             if explain:
                 ranks = " ".join(f"{ch}=#{r} ({h.raw[ch]:.4g})" if r is not None else f"{ch}=-"

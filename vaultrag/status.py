@@ -6,6 +6,7 @@ from pathlib import Path
 
 from .config import Config
 from .indexer import changed_paths, scan
+from .leftovers import rebuild_leftovers
 from .store import Store
 
 
@@ -16,7 +17,8 @@ def status(cfg: Config) -> dict:
         meta = store.all_meta()
         counts = store.counts()
         found = scan(cfg, Path(cfg.vault).resolve())[0] if cfg.vault and Path(cfg.vault).is_dir() else None
-        changed = sorted(changed_paths(found, store.files())) if found is not None else []
+        key = meta.get("path_key")
+        changed = sorted(changed_paths(found, store.files(), key)) if found is not None else []
         on_disk = len(found) if found is not None else None
     size = sum(p.stat().st_size for p in (db, Path(str(db) + "-wal")) if p.exists())
     last = json.loads(meta.get("last_reindex", "{}") or "{}")
@@ -32,4 +34,6 @@ def status(cfg: Config) -> dict:
         "tokenizer": meta.get("tokenizer"),
         "coverage": {"markdown_files_in_vault": on_disk, "files_indexed": counts["files"]},
         "changed_since_reindex": len(changed), "changed_paths": changed[:20],
+        "rebuild_leftovers": [{"path": str(r.path), "pid": r.pid, "bytes": r.bytes,
+                               "state": "in progress" if r.alive else "stale"} for r in rebuild_leftovers(db)],
     }

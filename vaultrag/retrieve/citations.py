@@ -4,37 +4,74 @@ Before answering, each returned hit's file is re-read (only those) and hashed. S
 stored line range is right (`fresh`). Changed: the note is re-parsed and the chunk found again by
 heading path and a text fingerprint; the hit gets the current text and lines (`source_changed`).
 File gone, or chunk no longer in it: the hit is dropped.
+
+Only a regular file inside the vault is read, and at most `max_bytes` of it (see `safe_io`): a note
+swapped for a symlink (to `/etc/passwd`, or to another note), a FIFO, a device or an oversized file
+is not read. Such a hit keeps the text stored at index time and is marked `stored` ("the index's
+copy; the file on disk could not be checked safely"), so nothing from outside the vault is ever
+shown under a vault path.
 """
 from __future__ import annotations
 
 import difflib
+import errno
 import hashlib
 import os
+import stat
 from pathlib import Path
 
+from ..config import DEFAULT_MAX_FILE_BYTES
+from ..paths import is_tagged, resolve, shown_part
+from ..safe_io import RefusedFile, lstat_in_vault, read_in_vault
 from ..store import StoredChunk
 
 # A changed chunk is "the same chunk" if its text is at least this similar (difflib ratio) to the
 # indexed one; below it the passage was rewritten and citing it would mislead.
 RELOCATE_MIN_SIMILARITY = 0.6
+# The three values of `Hit.citation` (JSON field `citation`).
+FRESH, SOURCE_CHANGED, STORED = "fresh", "source_changed", "stored"
+_GONE = (errno.ENOENT, errno.ENOTDIR)
 
 
 class FileCache:
     """Reads and hashes each candidate file at most once per query."""
 
-    def __init__(self, vault: Path, chunk_settings):
+    def __init__(self, vault: Path, chunk_settings, max_bytes: int = DEFAULT_MAX_FILE_BYTES,
+                 path_key: str | None = None):
         self.vault = vault
+        self.path_key = path_key  # finds the real file of a path stored redacted (vaultrag/paths.py)
         self.chunk_settings = chunk_settings  # called only when a file changed
+        self.max_bytes = max_bytes  # the indexer skips bigger files, so a bigger one is not what it indexed
         self._raw: dict[str, bytes | None] = {}
+        self._refused: set[str] = set()
+        self._real: dict[str, str | None] = {}
         self._chunks: dict[str, list] = {}
 
+    def real_path(self, stored: str) -> str | None:
+        """The file on disk for a stored path (itself unless its name was redacted); None: not found."""
+        if not is_tagged(stored):
+            return stored
+        if stored not in self._real:
+            self._real[stored] = resolve(self.vault, stored, self.path_key)
+        return self._real[stored]
+
     def raw(self, rel: str) -> bytes | None:
+        """The file's bytes; None when it is gone or was refused (see `refused`)."""
         if rel not in self._raw:
-            try:
-                self._raw[rel] = (self.vault / rel).read_bytes()
-            except OSError:
+            real = self.real_path(rel)
+            if real is None:  # a redacted name no file matches any more: gone
                 self._raw[rel] = None
+                return None
+            try:
+                self._raw[rel] = read_in_vault(self.vault, real, self.max_bytes)
+            except OSError as exc:
+                self._raw[rel] = None
+                if isinstance(exc, RefusedFile) or exc.errno not in _GONE:
+                    self._refused.add(rel)  # a link, a special file, too big, unreadable: not "gone"
         return self._raw[rel]
+
+    def refused(self, rel: str) -> bool:
+        return rel in self._refused
 
     def current_chunks(self, rel: str) -> list:
         """Re-chunk the file as the indexer would (imports the parser only when a file changed)."""
@@ -44,19 +81,23 @@ class FileCache:
 
             raw = self.raw(rel) or b""
             text, _ = scrub(raw.decode("utf-8-sig", errors="replace"))
-            self._chunks[rel] = chunker.chunk_document(markdown.parse(text, rel), self.chunk_settings())
+            self._chunks[rel] = chunker.chunk_document(markdown.parse(text, shown_part(rel)), self.chunk_settings())
         return self._chunks[rel]
 
 
-def changed_on_disk(vault: Path, chunks: list[StoredChunk]) -> int:
+def changed_on_disk(vault: Path, chunks: list[StoredChunk], files: FileCache | None = None) -> int:
     """How many distinct candidate files differ (mtime or size) from the index, or are gone."""
     seen: dict[str, bool] = {}
     for ch in chunks:
         if ch.path in seen:
             continue
+        real = files.real_path(ch.path) if files is not None else (None if is_tagged(ch.path) else ch.path)
+        if real is None:
+            seen[ch.path] = True
+            continue
         try:
-            st = os.stat(vault / ch.path)
-            seen[ch.path] = (st.st_mtime_ns, st.st_size) != (ch.mtime_ns, ch.size)
+            st = lstat_in_vault(vault, real)
+            seen[ch.path] = not stat.S_ISREG(st.st_mode) or (st.st_mtime_ns, st.st_size) != (ch.mtime_ns, ch.size)
         except OSError:
             seen[ch.path] = True
     return sum(seen.values())
@@ -66,13 +107,13 @@ def locate(ch: StoredChunk, files: FileCache) -> tuple[str, str, int, int] | Non
     """(citation, text, line_start, line_end) for the chunk as it is on disk now, or None if gone."""
     raw = files.raw(ch.path)
     if raw is None:
-        return None
+        return (STORED, ch.text, ch.line_start, ch.line_end) if files.refused(ch.path) else None
     if hashlib.sha256(raw).hexdigest() == ch.file_hash:
-        return "fresh", ch.text, ch.line_start, ch.line_end
+        return FRESH, ch.text, ch.line_start, ch.line_end
     current = files.current_chunks(ch.path)
     for cur in current:  # unchanged text that moved: exact fingerprint match
         if cur.content_hash == ch.content_hash:
-            return "source_changed", cur.text, cur.line_start, cur.line_end
+            return SOURCE_CHANGED, cur.text, cur.line_start, cur.line_end
     best, best_ratio = None, 0.0
     for cur in current:
         same_heading = " > ".join(cur.heading_path) == ch.heading_path
@@ -84,4 +125,4 @@ def locate(ch: StoredChunk, files: FileCache) -> tuple[str, str, int, int] | Non
             best, best_ratio = cur, ratio
     if best is None or best_ratio < RELOCATE_MIN_SIMILARITY:
         return None
-    return "source_changed", best.text, best.line_start, best.line_end
+    return SOURCE_CHANGED, best.text, best.line_start, best.line_end

@@ -235,7 +235,7 @@ def search(query: str, config: Config | None = None, *, k: int | None = None, ch
         timings["graph"] = (time.perf_counter() - t) * 1000
 
         t = time.perf_counter()
-        files = FileCache(vault, cfg.chunk_settings)
+        files = FileCache(vault, cfg.chunk_settings, cfg.max_file_bytes, store.get_meta("path_key"))
         hits: list[Hit] = []
         for cand in direct[:k] + extra:
             ch = chunks[cand.chunk_id]
@@ -248,7 +248,7 @@ def search(query: str, config: Config | None = None, *, k: int | None = None, ch
                             line_end=end, citation=citation, score=cand.score, ranks=cand.ranks, raw=cand.raw,
                             via=cand.via, graph_provenance=cand.graph_provenance, tokens=tokens, chunk_id=ch.id,
                             content_hash=ch.content_hash))
-        stale = changed_on_disk(vault, list(chunks.values()))
+        stale = changed_on_disk(vault, list(chunks.values()), files)
         timings["citations"] = (time.perf_counter() - t) * 1000
         if not hits:
             return Answer("no_evidence", "unresolvable", query, status, stale, (), evidence, _done(timings, t0))

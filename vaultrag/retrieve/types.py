@@ -33,7 +33,7 @@ class Hit:
     text: str
     line_start: int
     line_end: int
-    citation: str  # fresh | source_changed
+    citation: str  # fresh | source_changed | stored (file not checked: see retrieve/citations.py)
     score: float
     ranks: dict[str, int | None]
     raw: dict[str, float | None]
