@@ -178,9 +178,12 @@ def test_quick_problems_matches_doctor_errors(working):
     assert [p.check for p in quick_problems()] == ["index"]
 
 
-def test_plugin_dir_route_is_checked_from_its_hooks_json(home, vault):
+def test_plugin_dir_route_is_checked_from_its_hooks_json(home, vault, monkeypatch):
     if not (REPO / ".venv" / "bin" / "python").exists():
         pytest.skip("the plugin's hooks run the checkout's .venv/bin/python; run ./install.sh first")
+    # The probe runs the .venv's Python with this environment: a forced SQLite module (CI's second
+    # run sets VAULTRAG_SQLITE=stdlib for its own Python) would make that Python lose sqlite-vec.
+    monkeypatch.delenv("VAULTRAG_SQLITE", raising=False)
     from vaultrag.config import load_config
 
     record_vault(vault)
