@@ -97,12 +97,13 @@ def context_for(query: str, session_id: str, event: str, cfg) -> str | None:
     import dataclasses
 
     from .render import fit_budget, render_context
-    from .retrieve import search
+    from .retrieve.inject import hook_answer
 
     if not query.strip():
         return None
     # Retrieve with a generous budget first, drop what this session has seen, then fit the budget.
-    ans = search(query, cfg, max_tokens=cfg.hook_max_tokens * 4)
+    # hook_answer: search, then the stricter per-vault decision for unsolicited injection.
+    ans = hook_answer(query, cfg, max_tokens=cfg.hook_max_tokens * 4)
     if ans.status != "ok":
         return None
     seen = _load_seen(session_id)
