@@ -208,6 +208,72 @@ def render(results: dict, cmd: str) -> str:
     return "\n".join(L)
 
 
+def hook_latency(db: Path, vault: Path, prompts: list[str], baseline_src: Path | None, rounds: int) -> dict:
+    """Fresh-process UserPromptSubmit hook wall time (ms), this tree and optionally an older
+    checkout's package (`baseline_src`, e.g. `git archive main | tar -x -C DIR`), alternating
+    call by call so both see the same machine load. Medians and p95."""
+    import statistics
+
+    script = ROOT / "hooks" / "user_prompt_submit.py"
+    trees = {"this tree": ROOT}
+    if baseline_src:
+        trees["baseline"] = baseline_src
+    env = dict(os.environ, VAULTRAG_VAULT=str(vault), VAULTRAG_DB=str(db), HF_HUB_OFFLINE="1")
+    times: dict[str, list[float]] = {k: [] for k in trees}
+    for r in range(rounds):
+        for i, p in enumerate(prompts):
+            payload = json.dumps({"session_id": f"lat-{r}-{i}", "transcript_path": "", "cwd": "/tmp",
+                                  "hook_event_name": "UserPromptSubmit", "prompt": p}).encode()
+            for name, src in (trees.items() if (r + i) % 2 == 0 else reversed(trees.items())):
+                t = time.perf_counter()
+                subprocess.run([sys.executable, str(script)], input=payload, capture_output=True,
+                               env=dict(env, PYTHONPATH=str(src)), timeout=60)
+                times[name].append((time.perf_counter() - t) * 1000)
+    out = {}
+    for name, xs in times.items():
+        xs.sort()
+        out[name] = {"n": len(xs), "p50_ms": round(statistics.median(xs), 1), "p95_ms": round(xs[int(0.95 * (len(xs) - 1))], 1)}
+    if baseline_src:
+        out["ratio_p50"] = round(out["this tree"]["p50_ms"] / out["baseline"]["p50_ms"], 3)
+    return out
+
+
+def cpu_child(tldr: Path, db: Path) -> dict:
+    """In this process, with whatever `vaultrag` is importable: CPU and wall ms per hook query on
+    one open Store (hook_answer where it exists, else search as main's hook called it)."""
+    import statistics
+
+    import vaultrag
+    from vaultrag.config import load_config
+    from vaultrag.store import Store
+
+    try:
+        from vaultrag.retrieve.inject import hook_answer
+        call = lambda p, cfg, st: hook_answer(p, cfg, max_tokens=cfg.hook_max_tokens * 4, store=st)  # noqa: E731
+    except ImportError:
+        from vaultrag.retrieve import search
+        call = lambda p, cfg, st: search(p, cfg, store=st, max_tokens=cfg.hook_max_tokens * 4)  # noqa: E731
+    prompts = latency_prompts(tldr, 30)
+    cfg = load_config(vault=str(tldr), db=str(db), model="bundled")
+    cpu, wall = [], []
+    with Store(db, readonly=True) as st:
+        for p in prompts[:5]:
+            call(p, cfg, st)
+        for _ in range(3):
+            for p in prompts:
+                t, w = time.process_time(), time.perf_counter()
+                call(p, cfg, st)
+                cpu.append((time.process_time() - t) * 1000)
+                wall.append((time.perf_counter() - w) * 1000)
+    return {"package": vaultrag.__file__, "n": len(cpu), "cpu_p50_ms": round(statistics.median(cpu), 2),
+            "wall_p50_ms": round(statistics.median(wall), 2)}
+
+
+def latency_prompts(tldr: Path, n: int) -> list[str]:
+    return ([q for q, _ in tldr_answerable(tldr, n)["example questions"]] + off_topic_sets()["chitchat"][:n // 3]
+            + commit_subjects_sqlite_utils()[:n])
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--obs-db", type=Path, help="existing index of obsidian-help en (else built)")
@@ -216,7 +282,26 @@ def main() -> int:
     ap.add_argument("--skip-tldr", action="store_true")
     ap.add_argument("--dump", type=Path, help="write every prompt's evidence as JSONL here")
     ap.add_argument("--recalibrate", action="store_true", help="measure the calibration again even if stored")
+    ap.add_argument("--latency", action="store_true",
+                    help="only time the fresh-process hook on the tldr index (needs --tldr and --tldr-db)")
+    ap.add_argument("--baseline-src", type=Path, help="with --latency: an older checkout to time side by side")
+    ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--cpu-child", action="store_true", help=argparse.SUPPRESS)
     a = ap.parse_args()
+    if a.cpu_child:
+        print(json.dumps(cpu_child(a.tldr, a.tldr_db)))
+        return 0
+    if a.latency:
+        out = {"fresh process": hook_latency(a.tldr_db, a.tldr, latency_prompts(a.tldr, 15), a.baseline_src, a.rounds)}
+        for r in range(2):  # in-process CPU time: robust to a busy machine; trees alternate
+            for name, src in (("this tree", ROOT), ("baseline", a.baseline_src)):
+                if src is None:
+                    continue
+                p = subprocess.run([sys.executable, __file__, "--cpu-child", "--tldr", str(a.tldr), "--tldr-db",
+                                    str(a.tldr_db)], capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=str(src)))
+                out.setdefault(f"in-process {name}", []).append(json.loads(p.stdout.strip().splitlines()[-1]))
+        print(json.dumps(out, indent=1))
+        return 0
     global FORCE_CALIBRATION, DUMP
     FORCE_CALIBRATION, DUMP = a.recalibrate, bool(a.dump)
     obs = SHARED / "eval" / "vaults" / "obsidian-help" / "en"
