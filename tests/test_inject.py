@@ -55,7 +55,7 @@ def test_reindex_stores_a_calibration_and_keeps_it_while_the_vault_is_stable(vau
     with Store(cfg.db_path(), readonly=True) as s:
         cal = Calibration.from_json(s.get_meta(META_KEY))
         assert cal is not None and cal.chunks == s.chunk_count() and cal.prompts == len(all_prompts())
-        assert set(cal.thresholds) == {"code", "topic"} and all(v >= MIN_SCORE for v in cal.thresholds.values())
+        assert set(cal.thresholds) == {"code", "topic"} and all(v >= 0 for v in cal.thresholds.values())
         assert not needs_recalibration(s)
         first = s.get_meta(META_KEY)
     (vault / "Extra.md").write_text("# Extra\n\nOne more paragraph about glacier hiking.\n")
@@ -86,6 +86,8 @@ def test_decide_needs_more_than_the_gate(vault, cfg_for):
     weak = search("quantum chromodynamics of gluon plasma", cfg)
     assert decide(weak, "quantum chromodynamics of gluon plasma", low).reason == "gate"
     assert decide(ans, "snapshot retention", None).threshold == MIN_SCORE
+    quiet = decide(ans, "snapshot retention", Calibration({"code": 0.0, "topic": 0.0}, 15, 1, 0.0))
+    assert quiet.inject and quiet.reason in ("specific", "gate_suffices")
 
 
 def test_hook_answer_says_why_it_declined(vault, cfg_for):

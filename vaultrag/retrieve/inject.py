@@ -35,10 +35,10 @@ CALIBRATION_VERSION = 2
 # like them would be injected by chance; measured on held-out off-topic prompts in
 # benchmarks/inject_eval.py (BENCHMARKS.md, "Unsolicited injection").
 NULL_QUANTILE = 0.97
-# Whatever the null prompts say, a score under this never injects: the match must be less
-# likely than chance. Only tiny vaults reach this floor (the null prompts find nothing there;
-# the example vault's 15 chunks: "snapshot retention" scores 0.22, the dev vaults' thresholds are
-# 2-8), and an index without a calibration (built before it) falls back to it.
+# The threshold of an index without a calibration (built before it): the match must be a little
+# less likely than chance. A measured threshold of 0 means null prompts (almost) never pass the
+# gate in this vault (small or one-topic vaults: the example vault, a single long note): there the
+# gate alone decides, as it does for explicit searches.
 MIN_SCORE = 0.1
 # The name routes (a note's name in the prompt; a note's whole title in it) inject on their own
 # only where null prompts of the kind take them at most this often: in the Obsidian help almost
@@ -141,7 +141,7 @@ def calibrate(cfg, store, prompts: list[str] | None = None) -> Calibration:
         for route in ROUTES:
             routed[kind][route] += bool(ev.get("passed") and _takes_route(ev, route))
     everything = [s for v in by_kind.values() for s in v]
-    thresholds = {k: round(max(MIN_SCORE, quantile(v or everything, NULL_QUANTILE)), 4) for k, v in by_kind.items()}
+    thresholds = {k: round(quantile(v or everything, NULL_QUANTILE), 4) for k, v in by_kind.items()}
     rates = {k: {r: round(n / max(1, len(by_kind[k])), 4) for r, n in routed[k].items()} for k in KINDS}
     return Calibration(thresholds, store.chunk_count(), len(prompts), round(time.perf_counter() - t0, 2), rates)
 
@@ -178,7 +178,8 @@ def recalibrate(cfg, store, *, force: bool = False) -> Calibration | None:
 @dataclass(frozen=True)
 class Decision:
     inject: bool
-    reason: str  # named | title (a note's name / whole title in the prompt) | specific | gate | weak_for_kind
+    reason: str  # named | title (a note's name / whole title in the prompt) | specific | gate_suffices
+    # (null prompts never pass the gate here) | gate (no evidence) | weak_for_kind
     kind: str
     score: float
     threshold: float
@@ -193,14 +194,14 @@ def decide(answer, prompt: str, calibration: Calibration | None) -> Decision:
     kind = prompt_kind(prompt)
     ev = answer.evidence or {}
     s = score(ev)
-    threshold = (calibration.thresholds.get(kind) if calibration else None) or MIN_SCORE
+    threshold = calibration.thresholds.get(kind, MIN_SCORE) if calibration else MIN_SCORE
     if answer.status != "ok" or not ev.get("passed", True):
         return Decision(False, "gate", kind, s, threshold)
     for route in ROUTES:
         if _takes_route(ev, route) and (calibration is None or calibration.route_open(kind, route)):
             return Decision(True, route, kind, s, threshold)
-    if s > threshold:
-        return Decision(True, "specific", kind, s, threshold)
+    if s > threshold or threshold <= 0:
+        return Decision(True, "specific" if s > threshold else "gate_suffices", kind, s, threshold)
     return Decision(False, "weak_for_kind", kind, s, threshold)
 
 
