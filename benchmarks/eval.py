@@ -8,7 +8,7 @@ load_config + reindex + search, model "bundled". Each part caches its numbers as
 $TMPDIR/vaultrag-eval/ so parts can run in separate processes; the Markdown report
 (benchmarks/results/eval.md) is rendered from whatever parts are cached.
 
-Parts: xquad-en xquad-de xquad-es xquad-ru xquad-zh scifact obs-en obs-de obs-pl obs-ru obs-zh gate
+Parts: xquad-en xquad-de xquad-es xquad-ru xquad-zh scifact obs-en obs-de obs-pl obs-ru obs-zh gate typos
 """
 from __future__ import annotations
 
@@ -282,6 +282,79 @@ def run_gate(max_q: int, work: Path) -> dict:
     return res
 
 
+_EDIT_WORD = re.compile(r"[A-Za-z]{5,}")
+
+
+def typo_variant(text: str, rng: random.Random) -> str | None:
+    """`text` with one random edit (delete, insert, substitute or swap two neighbours, anywhere
+    in the word) in one randomly chosen content word of 5+ ASCII letters; None if it has none."""
+    from vaultrag.textutil import STOPWORDS
+
+    spots = [m for m in _EDIT_WORD.finditer(text) if m.group(0).lower() not in STOPWORDS]
+    if not spots:
+        return None
+    m = rng.choice(spots)
+    w = m.group(0)
+    i = rng.randrange(len(w))
+    op = rng.choice(("delete", "insert", "substitute", "swap"))
+    letter = rng.choice("abcdefghijklmnopqrstuvwxyz")
+    if op == "delete":
+        new = w[:i] + w[i + 1:]
+    elif op == "insert":
+        new = w[:i] + letter + w[i:]
+    elif op == "substitute":
+        new = w[:i] + (letter if letter != w[i].lower() else "q") + w[i + 1:]
+    else:
+        i = min(i, len(w) - 2)
+        new = w[:i] + w[i + 1] + w[i] + w[i + 2:]
+    return text[:m.start()] + new + text[m.end():]
+
+
+def run_typos(max_q: int, work: Path) -> dict:
+    """Dev queries with one random edit in one content word (fixed seed): ranking (gate off) and
+    what the user gets (gate on), clean vs typo, on the queries that have such a word."""
+    rng = random.Random(SEED)
+    res = {"part": "typos", "kind": "typos", "sets": {}}
+    channels, graph = ABLATIONS[DEFAULT]
+    sets = []
+    vault = EVAL / "vaults" / "obsidian-help" / "en"
+    qs = read_jsonl(EVAL / "vault-queries" / "obsidian-help" / "en.jsonl")
+    cfg = make_cfg(vault, work / "typos-obs-en" / "index.db")
+    (work / "typos-obs-en").mkdir(parents=True, exist_ok=True)
+    index(cfg)
+    for typ in ("description", "alias", "heading", "anchor"):
+        items = subsample([q for q in qs if q["type"] == typ], max_q)
+        sets.append((f"obsidian-help en {typ}", cfg, [(q["text"], {q["note"]: 1}) for q in items], None))
+    corpus, queries, qrels = load_beir("xquad-en")
+    vault = work / "typos-xquad-en" / "vault"
+    path2id = build_beir_vault(corpus, vault)
+    bcfg = make_cfg(vault, work / "typos-xquad-en" / "index.db")
+    index(bcfg)
+    qids = subsample([q for q in qrels if q in queries], max_q)
+    sets.append(("xquad-en", bcfg, [(queries[q], qrels[q]) for q in qids], path2id))
+    for label, c, items, p2id in sets:
+        store = open_store(c)
+        m = defaultdict(float)
+        n = 0
+        for text, rels in items:
+            typo = typo_variant(text, rng)
+            if typo is None:
+                continue
+            n += 1
+            for tag, q in (("clean", text), ("typo", typo)):
+                paths, status = ranked_paths(q, c, store, channels, graph)
+                ranked = [p2id.get(p, p) for p in paths] if p2id else paths
+                m[f"{tag}_mrr_ranking"] += mrr(ranked, rels)
+                m[f"{tag}_ndcg_ranking"] += ndcg(ranked, rels)
+                if status == "no_evidence":
+                    ranked = []
+                m[f"{tag}_mrr"] += mrr(ranked, rels)
+                m[f"{tag}_no_evidence"] += status == "no_evidence"
+        res["sets"][label] = {"queries": n, **{k: round(v / max(1, n), 4) for k, v in m.items()}}
+        print("typos", label, res["sets"][label], flush=True)
+    return res
+
+
 # ---------------------------------------------------------------- report
 def render(cmd: str) -> str:
     parts = {}
@@ -343,6 +416,16 @@ def render(cmd: str) -> str:
                 L.append(f"| answerable obsidian-help en `description` queries that got no_evidence (false negatives) | "
                          f"{parts['obs-en']['types']['description']['run']} | — | {d['no_evidence']:.3f} |")
         L.append("")
+    if "typos" in parts:
+        L += ["## Typos", "", "Each dev query with one random edit (delete / insert / substitute / swap, anywhere) in one "
+              "random content word of 5+ ASCII letters (fixed seed; queries without such a word left out). "
+              "MRR@10, ranking = gate off; no_evidence share with the gate on.", "",
+              "| set | queries | MRR ranking clean | MRR ranking typo | MRR clean | MRR typo | no_evidence clean | no_evidence typo |",
+              "|---|---|---|---|---|---|---|---|"]
+        for name, t in parts["typos"]["sets"].items():
+            L.append(f"| {name} | {t['queries']} | {t['clean_mrr_ranking']:.3f} | {t['typo_mrr_ranking']:.3f} | "
+                     f"{t['clean_mrr']:.3f} | {t['typo_mrr']:.3f} | {t['clean_no_evidence']:.3f} | {t['typo_no_evidence']:.3f} |")
+        L.append("")
     missing = [p for p in ALL_PARTS if p not in parts]
     if missing:
         L += [f"Not run in this cut (time box): {', '.join(missing)}.", ""]
@@ -351,7 +434,7 @@ def render(cmd: str) -> str:
 
 
 ALL_PARTS = ["xquad-en", "obs-en", "gate", "xquad-zh", "xquad-ru", "xquad-de", "xquad-es", "scifact",
-             "obs-zh", "obs-ru", "obs-de", "obs-pl"]
+             "obs-zh", "obs-ru", "obs-de", "obs-pl", "typos"]
 
 
 def main() -> int:
@@ -386,6 +469,8 @@ def main() -> int:
                     r = run_obs(part[4:], a.max_queries, work)
                 elif part == "gate":
                     r = run_gate(a.max_queries, work)
+                elif part == "typos":
+                    r = run_typos(a.max_queries, work)
                 else:
                     print(f"unknown part {part}", file=sys.stderr)
                     continue

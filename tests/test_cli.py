@@ -37,6 +37,12 @@ def test_reindex_status_search_roundtrip(vault, tmp_path):
                       )["evidence"]["passed"] is False
     both = cli("search", weak, "--vault", str(vault), "--db", db, "--no-gate", "--context")
     assert both.returncode == 1 and "--context" in both.stderr
+    k3 = json.loads(cli("search", "snapshots storage restore", "--vault", str(vault), "--db", db, "--json",
+                        "--k", "3").stdout)
+    assert len(k3["hits"]) == 3 and all("[… truncated]" not in h["text"] for h in k3["hits"])
+    small = json.loads(cli("search", "snapshots storage restore", "--vault", str(vault), "--db", db, "--json",
+                           "--k", "3", "--max-tokens", "60").stdout)
+    assert len(small["hits"]) < 3, "a budget asked for still applies"
     qf = tmp_path / "q.jsonl"
     qf.write_text('{"_id": "a", "text": "restore drill"}\n{"_id": "b", "text": "倒排索引"}\n')
     lines = cli("search", "--queries", str(qf), "--vault", str(vault), "--db", db).stdout.splitlines()

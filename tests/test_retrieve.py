@@ -136,14 +136,15 @@ def test_graph_expansion_follows_heading_block_and_note_links(tmp_path, cfg_for)
     v = write_notes(tmp_path / "g", notes)
     cfg = cfg_for(v)
     reindex(cfg, embed=False)
-    ans = search("zebra crossing protocol", cfg, k=1)
+    ans = search("zebra protocol", cfg, k=6)
     graph = [h for h in ans.hits if h.via == "graph"]
+    assert len(ans.hits) <= 6
     assert ans.hits[0].path == "Hub.md" and ans.hits[0].via == "direct"
     got = {(h.path, h.heading_path) for h in graph}
     assert ("Detail.md", "Timing") in got
     assert any(h.path == "Blocks.md" and "plums" in h.text for h in graph)
     assert any(h.path == "Whole.md" for h in graph)
-    assert all(h.graph_provenance["seed_path"] == "Hub.md" for h in graph)
+    assert all(h.graph_provenance["seed_path"] == "Hub.md" for h in graph if not h.path.startswith("Topic"))
     assert not any(h.path.endswith(".png") for h in ans.hits)
     ans = search("zebra migration overview", cfg, k=1)
     assert len([h for h in ans.hits if h.via == "graph"]) <= cfg.graph_fanout
@@ -327,3 +328,42 @@ def test_a_long_lived_store_sees_a_reindex(indexed):
         reindex(indexed)
         assert store.chunk_count() == before + 1
         assert search("glacier hiking", indexed, store=store).hits[0].path == "New note.md"
+
+
+def test_k_counts_graph_hits_within_k(indexed):
+    for k in (1, 2, 3, 5, 10):
+        ans = search("snapshots", indexed, k=k, max_tokens=0)
+        assert ans.status == "ok" and len(ans.hits) <= k, (k, [h.via for h in ans.hits])
+    wide = search("snapshots", indexed, k=10, max_tokens=0)
+    assert any(h.via == "graph" for h in wide.hits), "graph hits still fill the slots left for them"
+    assert [h.via for h in search("snapshots", indexed, k=2, max_tokens=0).hits] == ["direct", "direct"]
+
+
+def test_take_k_keeps_direct_hits_first():
+    from vaultrag.retrieve.pipeline import take_k
+    from vaultrag.retrieve.types import Candidate
+    cand = lambda i, via="direct": Candidate(i, 0.0, {}, {}, via=via)
+    direct, extra = [cand(i) for i in range(20)], [cand(100 + i, "graph") for i in range(5)]
+    assert [c.chunk_id for c in take_k(direct, extra, 10)] == list(range(8)) + [100, 101]
+    assert [c.chunk_id for c in take_k(direct, extra, 3)] == [0, 1, 2]
+    assert [c.chunk_id for c in take_k(direct[:2], extra, 5)] == [0, 1, 100, 101, 102]
+    assert take_k(direct, [], 4) == direct[:4]
+
+
+def test_context_block_names_the_note_in_every_heading_and_drops_asset_embeds(indexed):
+    from vaultrag.render import render_context
+    block = render_context(search("how long are daily snapshots kept", indexed, k=10))
+    assert "### Backup plan > Retention (Projects)\nDaily snapshots are kept" in block
+    assert "\n## Retention" not in block, "the section heading is in the block's header, with the note title"
+    assert "Source: Home.md:" in block and "architecture.png" not in block
+    for line in block.splitlines():
+        if line.startswith("#") and line != "## Relevant Memory Context":
+            assert line.startswith("### "), line
+
+
+def test_strip_asset_embeds_keeps_note_embeds_and_text():
+    from vaultrag.textutil import strip_asset_embeds
+    text = ("See this:\n![[architecture.png]]\nInline ![[shot.webp|300]] here.\n![[Other note]]\n"
+            "![chart](img/c.svg \"Chart\") after\n![[paper.pdf#page=3]]\n![[Plan.md]]")
+    assert strip_asset_embeds(text) == "See this:\nInline  here.\n![[Other note]]\n after\n![[Plan.md]]"
+    assert strip_asset_embeds("no embeds [[link]]") == "no embeds [[link]]"

@@ -44,7 +44,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("query", nargs="?", help="the question or keywords")
     p.add_argument("--queries", help="JSONL file of {\"_id\", \"text\"}: one JSON answer a line on stdout")
     p.add_argument("--k", type=int, help="number of hits (default 10)")
-    p.add_argument("--max-tokens", type=int, help="token budget of the rendered answer (0: no budget, every hit whole)")
+    p.add_argument("--max-tokens", type=int, help="token budget of the answer (default: none, k whole hits; "
+                   "with --context the configured hook budget; 0: none)")
     p.add_argument("--channels", help="comma-separated subset of meta,bm25,vec")
     p.add_argument("--no-graph", action="store_true", help="no wikilink expansion")
     p.add_argument("--no-gate", action="store_true",

@@ -95,13 +95,14 @@ def context_for(query: str, session_id: str, event: str, cfg, store=None) -> str
     import dataclasses
 
     from .render import render_context
-    from .retrieve import search
+    from .retrieve.inject import hook_answer
     from .session_memory import claim
 
     if not query.strip():
         return None
-    # The block a fresh session would get; session memory may only shrink it (see session_memory).
-    ans = search(query, cfg, max_tokens=cfg.hook_max_tokens, store=store)
+    # The block a fresh session would get (search, then the stricter per-vault decision for
+    # unsolicited injection); session memory may only shrink it (see session_memory).
+    ans = hook_answer(query, cfg, max_tokens=cfg.hook_max_tokens, store=store)
     if ans.status != "ok" or not ans.hits:
         return None
     try:

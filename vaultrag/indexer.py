@@ -354,6 +354,9 @@ def reindex(cfg: Config, *, full: bool = False, progress: Progress | None = None
                     report.warnings.append(("", f"index schema {store.rebuilt_from} is from an older vaultrag: "
                                                 f"rebuilt from the vault"))
                 _run(store, cfg, root, report, progress, stop, embed, full)
+                if not report.interrupted:  # issue 12: hooks' per-vault injection threshold
+                    from .retrieve.inject import recalibrate
+                    recalibrate(cfg, store)
             if full and not report.interrupted:
                 _remove_db(db, keep_main=True)
                 os.replace(target, db)

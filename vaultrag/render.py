@@ -12,6 +12,7 @@ from typing import Sequence
 
 from .retrieve.types import Answer, Hit
 from .paths import escape_controls as esc
+from .textutil import meta_key, strip_asset_embeds
 
 # Claude Code truncates injected context at 10,000 characters (to a 2 KB preview): stay under.
 MAX_CONTEXT_CHARS = 9500
@@ -21,6 +22,7 @@ MIN_FIRST_TOKENS = 8  # ... except the first hit, kept down to this (the citatio
 TRUNCATION_MARKER = " [… truncated]"
 BLOCK_TITLE = "## Relevant Memory Context"
 _SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s|\n")
+_HEADING_LINE = re.compile(r"^#{1,6}\s+(.+?)\s*#*\s*$")
 
 
 def folder_of(path: str) -> str:
@@ -28,8 +30,24 @@ def folder_of(path: str) -> str:
 
 
 def hit_header(h: Hit) -> str:
-    where = h.title + (f" > {h.heading_path}" if h.heading_path else "")
+    """`### Note title > Section > Subsection (folder)`: every hit names its note."""
+    title = h.title or h.path.rsplit("/", 1)[-1].removesuffix(".md")
+    where = title + (f" > {h.heading_path}" if h.heading_path else "")
     return f"### {where} ({folder_of(h.path)})"
+
+
+def hit_body(h: Hit) -> str:
+    """The hit's text as a block shows it: without a leading heading line the header above already
+    names (with the note title: `## Retention` under `### Backup plan > Retention`) and without
+    asset embeds (`![[diagram.webp]]` is a file name, not content)."""
+    text = strip_asset_embeds(h.text).strip()
+    first, _, rest = text.partition("\n")
+    m = _HEADING_LINE.match(first)
+    if m and rest.strip():
+        last = h.heading_path.rsplit(" > ", 1)[-1] if h.heading_path else h.title
+        if meta_key(m.group(1)) in (meta_key(last), meta_key(h.title)):
+            text = rest.lstrip("\n")
+    return text
 
 
 def citation(h: Hit) -> str:
@@ -39,7 +57,7 @@ def citation(h: Hit) -> str:
 def _hit_block(h: Hit) -> str:
     note = " (changed since indexing)" if h.citation == "source_changed" else ""
     via = f" (linked from {h.graph_provenance['seed_path']})" if h.via == "graph" and h.graph_provenance else ""
-    return f"{hit_header(h)}\n{h.text.strip()}\nSource: {citation(h)}{note}{via}"
+    return f"{hit_header(h)}\n{hit_body(h)}\nSource: {citation(h)}{note}{via}"
 
 
 def _overhead_tokens(text: str) -> int:
@@ -78,11 +96,12 @@ def fit_budget(hits: Sequence[Hit], max_tokens: int, max_chars: int = MAX_CONTEX
             used_chars += size
             continue
         room_tokens = max_tokens - used_tokens - (cost - h.tokens) - _overhead_tokens(TRUNCATION_MARKER)
-        room_chars = max_chars - used_chars - (size - len(h.text.strip())) - len(TRUNCATION_MARKER)
+        body = hit_body(h)
+        room_chars = max_chars - used_chars - (size - len(body)) - len(TRUNCATION_MARKER)
         # The first hit is kept even cut short: its citation still points the way.
         if room_tokens >= (MIN_PARTIAL_TOKENS if out else MIN_FIRST_TOKENS) and room_chars > 0:
             chars_per_token = len(h.text) / max(1, h.tokens)
-            text = _cut(h.text.strip(), min(room_chars, int(room_tokens * chars_per_token)))
+            text = _cut(body, min(room_chars, int(room_tokens * chars_per_token)))
             if text != TRUNCATION_MARKER:
                 tokens = max(1, int(len(text) / chars_per_token) + _overhead_tokens(TRUNCATION_MARKER))
                 out.append(dataclasses.replace(h, text=text, tokens=tokens))

@@ -175,3 +175,22 @@ def meta_key(text: str) -> str:
     'Use `vaultrag`: Quick-Start!' and 'use vaultrag quick start' give the same key.
     """
     return " ".join(_NON_WORD_RE.sub(" ", normalize(text)).split())
+
+
+# Embeds of files that are not notes (`![[diagram.webp]]`, `![[paper.pdf#page=3]]`,
+# `![alt](img/shot.png)`): in a context block they are file names, not content.
+_ASSET_EMBED_RE = re.compile(
+    r"!\[\[[^\]|#\n]+\.(?!md\b)[A-Za-z0-9]{1,5}(?:[#|][^\]\n]*)?\]\]"
+    r"|!\[[^\]\n]*\]\(\s*<?[^)\s>]+\.(?!md\b)[A-Za-z0-9]{1,5}>?(?:\s+\"[^\"\n]*\")?\s*\)")
+
+
+def strip_asset_embeds(text: str) -> str:
+    """`text` without asset embeds; a line left empty by it goes too."""
+    if "![" not in text:
+        return text
+    out = []
+    for line in text.split("\n"):
+        new = _ASSET_EMBED_RE.sub("", line)
+        if new == line or new.strip():
+            out.append(new.rstrip() if new != line else line)
+    return "\n".join(out)

@@ -23,7 +23,10 @@ def cli_search(args, cfg) -> int:
             raise VaultragError(f"unknown channel(s) {', '.join(unknown)}; choose from meta,bm25,vec")
     if args.no_gate and args.context:
         raise VaultragError("--no-gate and --context do not go together: a hook never injects weak matches")
-    opts = dict(k=args.k, channels=channels, graph=not args.no_graph, max_tokens=args.max_tokens,
+    # An explicit search asked for k hits returns k whole hits; the token budget shapes context
+    # blocks (--context, hooks), or any search given --max-tokens.
+    budget = args.max_tokens if args.max_tokens is not None else (None if args.context else 0)
+    opts = dict(k=args.k, channels=channels, graph=not args.no_graph, max_tokens=budget,
                 gate=not args.no_gate)
     with Store(cfg.db_path(), readonly=True) as store:
         if args.queries:

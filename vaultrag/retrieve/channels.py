@@ -18,6 +18,13 @@ BM25_WEIGHTS = (1.0, 0.5, 0.3)
 MAX_QUERY_TERMS = 8
 # Counting a term's documents stops here: a term this common is dropped first in any case.
 DF_COUNT_CAP = 5000
+# Typo tolerance (words no chunk holds): at most this many words per query are corrected, each
+# by up to TYPO_ALTERNATIVES index terms one edit away (two for stems of 9+ letters:
+# "authentif" -> "authent"). Shorter words are left alone: at 4 letters one edit reaches too much.
+TYPO_MIN_CHARS = 5
+TYPO_MAX_WORDS = 3
+TYPO_ALTERNATIVES = 3
+TYPO_TWO_EDITS_CHARS = 9
 # Metadata channel: longest name (in words) looked up as a query n-gram.
 MAX_KEY_WORDS = 8
 # A name matched inside a longer query counts only if it covers this share of the query's
@@ -55,14 +62,55 @@ def build_fts_query(text: str, store: Store | None = None, max_terms: int = MAX_
     terms = list(loose)
     df: dict[str, int] = {}
     dropped: list[str] = []
-    if len(terms) > max_terms and store is not None:
+    pruning = len(terms) > max_terms and store is not None
+    if pruning:
         df = {t: store.fts_doc_count(t, DF_COUNT_CAP) for t in terms}
+    if store is not None:
+        fixed = typo_alternatives(store, terms, df)
+        if fixed:
+            terms = [fixed.get(t, t) for t in terms]
+            for t, expr in fixed.items():
+                loose[expr] = expr
+                if pruning:
+                    df[expr] = store.fts_doc_count(expr, DF_COUNT_CAP)
+    if pruning:
         present = [t for t in terms if df[t] > 0]
         order = sorted(present, key=lambda t: (df[t], terms.index(t)))
         keep = set(order[:max_terms])
         dropped = [t for t in terms if t not in keep]
         terms = [t for t in terms if t in keep]
     return FtsQuery(" OR ".join(terms), tuple(terms), tuple(dropped), df, loose)
+
+
+def _typo_word(term: str) -> str | None:
+    """The plain word inside a quoted ASCII term that typo tolerance may correct, else None:
+    letters only (identifiers with digits, underscores or dots stay exact), TYPO_MIN_CHARS+."""
+    w = term[1:-1] if term.startswith('"') and term.endswith('"') else ""
+    return w if len(w) >= TYPO_MIN_CHARS and w.isascii() and w.isalpha() else None
+
+
+def typo_alternatives(store: Store, terms: list[str], df: dict[str, int]) -> dict[str, str]:
+    """term -> `("word" OR "near"* ...)` for words no chunk holds ("kerberose", "leese"): the
+    index's nearest terms (store.near_terms over its FTS vocabulary, stemmed as it stems) join
+    the word. Words the index knows are never touched, so exact identifiers stay exact."""
+    unknown = []
+    for t in terms:
+        w = _typo_word(t)
+        if w and (df[t] if t in df else store.fts_doc_count(t, 1)) == 0:
+            unknown.append((t, w))
+        if len(unknown) >= TYPO_MAX_WORDS:
+            break
+    if not unknown:
+        return {}
+    stems = store.stem([w for _, w in unknown])
+    out = {}
+    for t, w in unknown:
+        stem = stems.get(w, w)
+        cap = 2 if len(stem) >= TYPO_TWO_EDITS_CHARS else 1
+        near = store.near_terms(stem, cap, TYPO_ALTERNATIVES)
+        if near:
+            out[t] = "(" + " OR ".join([t] + [fts_phrase(c) + "*" for c, _, _ in near]) + ")"
+    return out
 
 
 def bm25_channel(store: Store, q: FtsQuery, limit: int) -> tuple[list[tuple[int, float]], ChannelStatus]:
@@ -83,19 +131,22 @@ def _ngrams(words: list[str], n_max: int) -> dict[str, int]:
     return out
 
 
-def meta_channel(store: Store, text: str, limit: int) -> tuple[list[tuple[int, float, bool]], ChannelStatus]:
+def meta_channel(store: Store, text: str, limit: int) -> tuple[list[tuple[int, float, bool, bool]], ChannelStatus]:
     """Exact and near-exact matches of the query (or a name inside it) on titles, aliases, file
-    names, headings and tags. Returns (chunk id, score, exact) ranked; `exact` = the whole query is
-    a note's title, alias or file name, which wins outright."""
+    names, headings and tags. Returns (chunk id, score, exact, whole) ranked; `exact` = the whole
+    query is a note's title, alias or file name, which wins outright; `whole` = a title, alias or
+    file name inside the query holds every content word of it ("what is the dragonfly handshake",
+    alias "Dragonfly Handshake")."""
     full = meta_key(text)
     if not full:
         return [], ChannelStatus(ran=True, hits=0, reason="empty query")
     words = full.split()
-    content = max(1, len(query_terms(text)))
+    q_terms = set(query_terms(text))
+    content = max(1, len(q_terms))
     grams = _ngrams(words, MAX_KEY_WORDS)
     grams.setdefault(full, len(words))
     rows = store.match_keys(list(grams))
-    best: dict[tuple[int, int | None], tuple[float, bool]] = {}
+    best: dict[tuple[int, int | None], tuple[float, bool, bool]] = {}
     for key, kind, file_id, chunk_id in rows:
         n = len(key.split())
         exact = key == full
@@ -106,19 +157,21 @@ def meta_channel(store: Store, text: str, limit: int) -> tuple[list[tuple[int, f
         score = coverage * KIND_WEIGHT.get(kind, 0.5) + (1.0 if exact else 0.0)
         if score < MIN_META_SCORE:
             continue
-        pin = exact and kind in ("title", "alias", "file")
+        name = kind in ("title", "alias", "file")
+        pin = exact and name
+        whole = name and (exact or q_terms <= set(query_terms(key)))
         slot = (file_id, chunk_id)
-        if slot not in best or (score, pin) > best[slot]:
-            best[slot] = (score, pin)
+        if slot not in best or (score, pin, whole) > best[slot]:
+            best[slot] = (score, pin, whole)
     # File-level keys point at the note's lead chunk.
     leads = store.lead_chunks([fid for fid, cid in best if cid is None])
-    by_chunk: dict[int, tuple[float, bool]] = {}
+    by_chunk: dict[int, tuple[float, bool, bool]] = {}
     for (fid, cid), val in best.items():
         target = cid if cid is not None else leads.get(fid)
         if target is not None and (target not in by_chunk or val > by_chunk[target]):
             by_chunk[target] = val
     ranked = sorted(by_chunk.items(), key=lambda kv: (-kv[1][0], kv[0]))[:limit]
-    return [(cid, score, pin) for cid, (score, pin) in ranked], ChannelStatus(ran=True, hits=len(ranked))
+    return [(cid, *val) for cid, val in ranked], ChannelStatus(ran=True, hits=len(ranked))
 
 
 # -- vectors ------------------------------------------------------------------------------------

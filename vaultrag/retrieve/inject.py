@@ -1,0 +1,225 @@
+"""Unsolicited injection: should a hook put a block in front of the model for this prompt?
+
+An explicit `vaultrag search` shows what the evidence gate lets through (and weak matches with
+--no-gate). A hook is not asked: it injects into every prompt of a coding session, and most of
+those prompts ("fix the failing test", "Loosen requirement versions") are not about the notes. In a
+big vault their common words meet in some chunk by chance and pass the gate. So injection needs
+more, and "more" depends on the vault: how strong does the evidence look for prompts this vault is
+not about?
+
+Calibration (`calibrate`, at reindex time): run the null prompts (null_prompts.py, written for
+this purpose) against this vault, score each (`score`), and keep a high quantile of the scores per
+kind of prompt as that kind's threshold, in the index meta; also how often they hold a note's name
+or title (the name routes). A prompt is injected when the gate passes and its score beats its
+kind's threshold, or it holds a note's name where null prompts rarely do (`decide`). The
+calibration is redone when the vault changed enough (`needs_recalibration`).
+
+Standard library only: `hook_answer` runs inside the hook process.
+"""
+from __future__ import annotations
+
+import json
+import logging
+import math
+import re
+import time
+from dataclasses import dataclass, replace
+
+from ..textutil import words
+
+log = logging.getLogger(__name__)
+
+META_KEY = "inject_calibration"
+CALIBRATION_VERSION = 2
+# Threshold = this quantile of the null prompts' scores (per kind): by construction ~3% of prompts
+# like them would be injected by chance; measured on held-out off-topic prompts in
+# benchmarks/inject_eval.py (BENCHMARKS.md, "Unsolicited injection").
+NULL_QUANTILE = 0.97
+# The threshold of an index without a calibration (built before it): the match must be a little
+# less likely than chance. A measured threshold of 0 means null prompts (almost) never pass the
+# gate in this vault (small or one-topic vaults: the example vault, a single long note): there the
+# gate alone decides, as it does for explicit searches.
+MIN_SCORE = 0.1
+# The name routes (a note's name in the prompt; a note's whole title in it) inject on their own
+# only where null prompts of the kind take them at most this often: in the Obsidian help almost
+# never, in tldr-pages often (its notes are named like words: make, hello, coffee, sure).
+ROUTE_MAX_RATE = 0.02
+ROUTES = ("named", "title")
+# Recalibrate when the chunk count moved this much since the last calibration.
+RECALIBRATE_SHARE = 0.2
+# Prompt kinds (see prompt_kind). "code": an instruction about code or the session; "topic": the rest.
+KINDS = ("code", "topic")
+
+_CODE_WORDS = frozenset("""
+test tests testing pytest unittest bug bugs fix fixes fixed fixing refactor refactoring commit commits merge
+rebase branch ci lint linter linting typo typos deps dependency dependencies release changelog readme pr
+docstring docstrings traceback exception exceptions regression flaky deprecated deprecation migration
+codebase repo repository function functions method methods class module modules import imports stacktrace
+compile compiler debug build builds mypy ruff black formatter venv pip npm cargo makefile justfile
+endpoint endpoints api cli argument arguments param params kwarg kwargs async refactored bump bumped
+changelog docs fixture fixtures coverage benchmark benchmarks
+""".split())
+_CODE_TOKEN_RE = re.compile(
+    r"`|\b\w+\.(?:py|js|ts|rs|go|md|toml|json|ya?ml|cfg|ini|txt|sh|sql|c|h|cpp|java|rb)\b"
+    r"|\b[a-z]+_[a-z0-9_]+\b|\b[a-z]+[A-Z]\w*\b|(?:^|\s)--?[a-z][\w-]*|#\d+\b|\bv?\d+\.\d+(?:\.\d+)?\b"
+    r"|\b\w+/\w+")
+
+
+def prompt_kind(text: str) -> str:
+    """'code' for an instruction about code or the session (code words, identifiers, paths,
+    flags, issue numbers, versions), else 'topic'."""
+    if _CODE_TOKEN_RE.search(text):
+        return "code"
+    return "code" if any(w in _CODE_WORDS for w in words(text)) else "topic"
+
+
+def score(evidence: dict) -> float:
+    """How specific the best lexical match is: `specificity` (ln of how unlikely its terms meet in
+    one chunk by chance) times the square of the share of the query's weight it covers (a chunk
+    holding half the prompt is weak evidence however rare that half is).
+
+    Chosen on the two dev vaults (benchmarks/inject_eval.py --dump, then a grid over the dump):
+    at the 0.97 null quantile, right note / off-topic blocks, obsidian-help descriptions and tldr:
+    specificity alone 75% 4.0% / 85% 6.3%; x coverage 79% 1.6% / 91% 2.2%; x coverage^2
+    79% 1.3% / 94% 2.5%; adding a vector-similarity route (its own null quantile) lifted
+    descriptions to 83-88% but off-topic blocks to 4-7%."""
+    cov = evidence.get("term_coverage") or 0.0
+    return round((evidence.get("specificity") or 0.0) * cov * cov, 4)
+
+
+@dataclass(frozen=True)
+class Calibration:
+    thresholds: dict  # kind -> score threshold
+    chunks: int  # chunk count when measured
+    prompts: int
+    seconds: float
+    route_rates: dict = None  # kind -> route -> share of null prompts it would have injected
+    version: int = CALIBRATION_VERSION
+
+    def route_open(self, kind: str, route: str) -> bool:
+        return (self.route_rates or {}).get(kind, {}).get(route, 0.0) <= ROUTE_MAX_RATE
+
+    def to_json(self) -> str:
+        return json.dumps(self.__dict__, sort_keys=True)
+
+    @staticmethod
+    def from_json(raw: str | None) -> "Calibration | None":
+        try:
+            d = json.loads(raw) if raw else None
+            if not isinstance(d, dict) or d.get("version") != CALIBRATION_VERSION:
+                return None
+            rates = {k: {r: float(x) for r, x in v.items()} for k, v in (d.get("route_rates") or {}).items()}
+            return Calibration(thresholds={k: float(v) for k, v in d["thresholds"].items()}, chunks=int(d["chunks"]),
+                               prompts=int(d["prompts"]), seconds=float(d["seconds"]), route_rates=rates)
+        except (ValueError, KeyError, TypeError, AttributeError):
+            return None
+
+
+def quantile(values: list[float], q: float) -> float:
+    if not values:
+        return 0.0
+    s = sorted(values)
+    pos = q * (len(s) - 1)
+    lo, hi = math.floor(pos), math.ceil(pos)
+    return s[lo] + (s[hi] - s[lo]) * (pos - lo)
+
+
+def calibrate(cfg, store, prompts: list[str] | None = None) -> Calibration:
+    """Score the null prompts against this vault's index; thresholds per kind (see module doc)."""
+    from .null_prompts import all_prompts
+    from .pipeline import search
+
+    t0 = time.perf_counter()
+    prompts = prompts if prompts is not None else all_prompts()
+    by_kind: dict[str, list[float]] = {k: [] for k in KINDS}
+    routed: dict[str, dict[str, int]] = {k: dict.fromkeys(ROUTES, 0) for k in KINDS}
+    # k=1 and no vectors: the evidence is lexical and known before citations, which only cost time.
+    for p in prompts:
+        ans = search(p, cfg, store=store, k=1, channels=("meta", "bm25"), graph=False, max_tokens=0, gate=False)
+        ev, kind = ans.evidence, prompt_kind(p)
+        by_kind[kind].append(score(ev) if ev.get("passed") else 0.0)
+        for route in ROUTES:
+            routed[kind][route] += bool(ev.get("passed") and _takes_route(ev, route))
+    everything = [s for v in by_kind.values() for s in v]
+    thresholds = {k: round(quantile(v or everything, NULL_QUANTILE), 4) for k, v in by_kind.items()}
+    rates = {k: {r: round(n / max(1, len(by_kind[k])), 4) for r, n in routed[k].items()} for k in KINDS}
+    return Calibration(thresholds, store.chunk_count(), len(prompts), round(time.perf_counter() - t0, 2), rates)
+
+
+def _takes_route(evidence: dict, route: str) -> bool:
+    if route == "named":
+        return bool(evidence.get("pinned") or evidence.get("named"))
+    return bool(evidence.get("title_named"))
+
+
+def needs_recalibration(store) -> bool:
+    cal = Calibration.from_json(store.get_meta(META_KEY))
+    if cal is None:
+        return True
+    n = store.chunk_count()
+    return abs(n - cal.chunks) > RECALIBRATE_SHARE * max(cal.chunks, 1)
+
+
+def recalibrate(cfg, store, *, force: bool = False) -> Calibration | None:
+    """Measure and store the calibration when missing or stale (a writable store). Returns it,
+    or None when the stored one still holds."""
+    if not force and not needs_recalibration(store):
+        return None
+    try:
+        cal = calibrate(cfg, store)
+        with store.transaction():
+            store.set_meta(META_KEY, cal.to_json())
+    except Exception as exc:  # the index is fine without it: hooks fall back to MIN_SCORE
+        log.warning("injection calibration failed (%s); hooks use the default threshold", exc)
+        return None
+    return cal
+
+
+@dataclass(frozen=True)
+class Decision:
+    inject: bool
+    reason: str  # named | title (a note's name / whole title in the prompt) | specific | gate_suffices
+    # (null prompts never pass the gate here) | gate (no evidence) | weak_for_kind
+    kind: str
+    score: float
+    threshold: float
+
+
+def decide(answer, prompt: str, calibration: Calibration | None) -> Decision:
+    """Inject `answer` unsolicited? Only when the gate passed and: the prompt holds a note's name
+    (exactly, or whole inside it) or the top note's whole title, where this vault's null prompts
+    of the kind rarely do; or the match is more specific than this vault gives prompts of its kind
+    by chance. Without a calibration (an index older than it) the routes are open and the floor
+    MIN_SCORE holds."""
+    kind = prompt_kind(prompt)
+    ev = answer.evidence or {}
+    s = score(ev)
+    threshold = calibration.thresholds.get(kind, MIN_SCORE) if calibration else MIN_SCORE
+    if answer.status != "ok" or not ev.get("passed", True):
+        return Decision(False, "gate", kind, s, threshold)
+    for route in ROUTES:
+        if _takes_route(ev, route) and (calibration is None or calibration.route_open(kind, route)):
+            return Decision(True, route, kind, s, threshold)
+    if s > threshold or threshold <= 0:
+        return Decision(True, "specific" if s > threshold else "gate_suffices", kind, s, threshold)
+    return Decision(False, "weak_for_kind", kind, s, threshold)
+
+
+def hook_answer(query: str, cfg, *, max_tokens: int | None = None, store=None):
+    """search() as a hook should use it: the Answer when it earns unsolicited injection, else a
+    no_evidence Answer with reason "not_injected" (its evidence says why: `inject`)."""
+    from ..store import Store
+    from .pipeline import search
+
+    own = store is None
+    store = store or Store(cfg.db_path(), readonly=True)
+    try:
+        ans = search(query, cfg, store=store, max_tokens=max_tokens)
+        d = decide(ans, query, Calibration.from_json(store.get_meta(META_KEY)))
+    finally:
+        if own:
+            store.close()
+    evidence = {**ans.evidence, "inject": d.__dict__}
+    if d.inject:
+        return replace(ans, evidence=evidence)
+    return replace(ans, status="no_evidence", reason=ans.reason or "not_injected", hits=(), evidence=evidence)
