@@ -23,6 +23,7 @@ _LONG_RUN_RE = re.compile(r"[A-Za-z0-9_-]{20}")
 # tool output that is ~9% of the text, so ~200 substring scans of it stay cheap.
 _WINDOW_RE = re.compile(r"[A-Za-z0-9+/=_-]{20,}")
 _MIXED_RE = re.compile(r"[0-9A-Z]")  # a separate test: folding it into _WINDOW_RE is 1.5-2x slower
+# (an all-lowercase run is a window too when it holds x-filler: `ghp_xxxx...` is redacted as a shape)
 TOKEN_REACH = 24  # chars; the longest prefix before a 20-char body run (`sk-ant-admin01-`, `dp.st.x.`)
 
 
@@ -50,7 +51,8 @@ _GATED: dict[str, list[int]] = {}
 for _i, _r in enumerate(_RULES):
     for _t in _r.triggers:
         _GATED.setdefault(_t, []).append(_i)
-_UNGATED = [i for i, r in enumerate(_RULES) if not r.triggers]
+_UNGATED = [i for i, r in enumerate(_RULES) if not r.triggers and not r.in_runs]
+_IN_RUNS = [i for i, r in enumerate(_RULES) if r.in_runs]
 
 
 def _find(text: str) -> list[tuple[int, int, str]]:
@@ -58,7 +60,7 @@ def _find(text: str) -> list[tuple[int, int, str]]:
     low = text.lower()
     present = [t for t in _SHORT_TRIGGERS if t in low]
     # One pass finds the runs vendor tokens sit in; most prose has none and skips ~180 lookups.
-    runs = [m for m in _WINDOW_RE.finditer(text) if _MIXED_RE.search(m.group())]
+    runs = [m for m in _WINDOW_RE.finditer(text) if _MIXED_RE.search(m.group()) or "xxxx" in m.group()]
     has_long = any(_LONG_RUN_RE.search(m.group()) for m in runs)
     if runs:
         windows = " ".join(text[max(0, m.start() - TOKEN_REACH):m.end()] for m in runs).lower()
@@ -69,6 +71,13 @@ def _find(text: str) -> list[tuple[int, int, str]]:
         present += [t for t in _LONG_TRIGGERS if t in low]
     active = set(_UNGATED).union(*(_GATED[t] for t in present))
     candidates = []
+    for order in _IN_RUNS if runs else ():
+        rule = _RULES[order]
+        for run in runs:  # endpos one past the run: a lookahead may need the closing quote
+            for m in rule.run_matches(text, run.start(), run.end() + 1):
+                span = rule.check(m)
+                if span and span[1] > span[0] and not in_template(text, span[0]):
+                    candidates.append((span[0], -span[1], order, span[2] if len(span) > 2 else rule.name))
     for order in sorted(active):
         rule = _RULES[order]
         if (rule.needs_long and not has_long) or (rule.requires and not any(r in low for r in rule.requires)):
@@ -83,7 +92,33 @@ def _find(text: str) -> list[tuple[int, int, str]]:
         if start >= end:
             chosen.append((start, -neg_end, name))
             end = -neg_end
-    return chosen
+    return _with_repeats(text, chosen) if chosen else chosen
+
+
+MIN_REPEAT_CHARS = 12  # a found secret seen again elsewhere in the text (a later curl line, a second
+                       # key that names it as an id) is redacted there too; shorter values are words
+
+
+def _with_repeats(text: str, chosen: list) -> list:
+    """Add every other occurrence of each redacted value, where it overlaps no chosen span."""
+    extra = []
+    for start, end, name in chosen:
+        value = text[start:end]
+        if end - start < MIN_REPEAT_CHARS or "\n" in value:
+            continue
+        i = text.find(value)
+        while i >= 0:
+            if i != start:
+                extra.append((i, i + len(value), name))
+            i = text.find(value, i + 1)
+    if not extra:
+        return chosen
+    spans, end = [], -1
+    for start, stop, name in sorted(chosen + extra, key=lambda s: (s[0], -s[1])):
+        if start >= end:
+            spans.append((start, stop, name))
+            end = stop
+    return spans
 
 
 def scrub(text: str) -> tuple[str, tuple[Finding, ...]]:
