@@ -41,6 +41,12 @@ GENERIC_RULES: tuple[str, ...] = tuple(n for n in RULES if n not in VENDOR_RULES
 # selects the rules it gates.
 _SHORT_TRIGGERS = tuple(dict.fromkeys(t for r in _RULES if not r.needs_long and not r.in_token
                                       for t in r.triggers))
+# A trigger that gates only anchored rules needs no lookup of its own: those rules search for their
+# triggers with str.find anyway, which costs what the `in` test would (14 of ~50 whole-text scans).
+_SELF_GATED = frozenset(t for t in _SHORT_TRIGGERS
+                        if all(r.anchored and not r.requires and not r.needs_long
+                               for r in _RULES if t in r.triggers))
+_SHORT_TRIGGERS = tuple(t for t in _SHORT_TRIGGERS if t not in _SELF_GATED)
 _LONG_TRIGGERS = tuple(dict.fromkeys(t for r in _RULES if r.needs_long and not r.in_token
                                      for t in r.triggers if t not in _SHORT_TRIGGERS))
 _TOKEN_TRIGGERS = tuple(dict.fromkeys(t for r in _RULES if r.needs_long and r.in_token for t in r.triggers
@@ -51,7 +57,8 @@ _GATED: dict[str, list[int]] = {}
 for _i, _r in enumerate(_RULES):
     for _t in _r.triggers:
         _GATED.setdefault(_t, []).append(_i)
-_UNGATED = [i for i, r in enumerate(_RULES) if not r.triggers and not r.in_runs]
+_UNGATED = [i for i, r in enumerate(_RULES) if (not r.triggers and not r.in_runs)
+            or any(t in _SELF_GATED for t in r.triggers)]  # anchored: they find their own triggers
 _IN_RUNS = [i for i, r in enumerate(_RULES) if r.in_runs]
 
 
