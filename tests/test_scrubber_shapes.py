@@ -118,3 +118,22 @@ def test_secret_variants_and_punctuation_passwords():
     for text in ("secretary = Margaret", "secretion_rate = 0.5", "password = ,.:-¨@*¿?!",
                  "secret: '--------'", "token = a, b, c", "key: mypy|${{ hashFiles('pyproject.toml') }}"):
         assert untouched(text), text
+
+
+def test_in_runs_threshold_admits_every_in_runs_rule():
+    from vaultrag.scrubber import engine, generic
+    assert engine.MIN_IN_RUNS_CHARS <= generic.MIN_QUOTED_RANDOM <= 40
+    assert {engine._RULES[i].name for i in engine._IN_RUNS} == {"aws-secret-access-key", "high-entropy-string"}
+
+
+def test_large_and_small_texts_get_the_same_findings():
+    """Large texts skip the lookup of triggers that gate only anchored rules: same result."""
+    rng = random.Random(2)
+    secret = mixed(rng, ALNUM, 32)
+    body = f"curl https://api.example.com -H 'Authorization: Bearer {secret}'\nbasic_pw = 'hunter2hunter2'\n"
+    small, small_findings = scrub(body)
+    from vaultrag.scrubber import engine
+    pad = "plain words of a long log line\n" * (engine.SELF_GATE_MIN_CHARS // 30 + 1)
+    large, large_findings = scrub(pad + body)
+    assert large == pad + small and secret not in large
+    assert [f.rule for f in large_findings] == [f.rule for f in small_findings] and small_findings

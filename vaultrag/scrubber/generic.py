@@ -255,8 +255,8 @@ _generic("secret-assignment",
 _generic("secret-assignment",
          r"<(?P<tag>[\w.:-]{0,40}?(?i:pass|pwd|secret|token|key|credential|auth)[\w.:-]{0,40})"
          r"(?:[ \t][^<>\n]*)?>[ \t]*(?:\r?\n[ \t]*)?(?P<s>[^<>\s](?:[^<>\n]{0,400}?[^<>\s])?)[ \t]*"
-         r"(?:\r?\n[ \t]*)?</(?P=tag)>", _KEYWORDS, _block, names=("password-assignment",),
-         requires=("</",))
+         r"(?:\r?\n[ \t]*)?</(?P=tag)>", ["</"], _block, names=("password-assignment",),
+         requires=_KEYWORDS)  # gated by "</": the keywords then gate only anchored rules (no scan)
 _generic("secret-assignment",
          r"""\b(?i:name|key)["']?[ \t]*[=:][ \t]*(?P<nq>["']?)(?P<key>[\w.:-]{1,60})"""
          r"""(?P=nq)[ \t]*,?[ \t]*(?:\r?\n[ \t-]*)?["']?(?i:value|password)["']?[ \t]*[=:][ \t]*"""
