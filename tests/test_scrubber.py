@@ -121,6 +121,8 @@ FACTORIES = {
     "github-oauth-token": lambda r: (lambda s: (f"oauth: {s}", s))(github_token(r, "gho_")),
     "github-app-token": lambda r: (lambda s: (f"installation token {s} expires in 1h", s))(
         github_token(r, r.choice(["ghu_", "ghs_", "ghr_"]))),
+    "high-entropy-string": lambda r: (lambda s: (f'String #2: "{s}"', s))(
+        pick(r, r.choice([HEX, ALNUM + "+/", URLSAFE]), r.choice([32, 36, 48, 72, 90]))),
     "gitlab-token": lambda r: (lambda s: (f"PRIVATE-TOKEN: {s}", s))("glpat-" + pick(r, URLSAFE, 20)),
     "aws-access-key-id": lambda r: (lambda s: (f"aws_access_key_id = {s}", s))(
         r.choice(["AKIA", "ASIA"]) + pick(r, string.ascii_uppercase + "234567", 16)),
@@ -407,8 +409,7 @@ NEAR_MISSES = [
     "-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEA...\n-----END RSA PRIVATE KEY-----",
     "Twilio account AC2f1a3b4c5d6e7f8091a2b3c4d5e6f708 (a public SID) and Stripe pk_live_51HqLyjWDarjtT1zdp7dc",
     # placeholders
-    "OPENAI_API_KEY=sk-...  GITHUB_TOKEN=ghp_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx  token=<your-token>",
-    "aws_access_key_id = AKIAIOSFODNN7EXAMPLE\naws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+    "OPENAI_API_KEY=sk-...  GITHUB_TOKEN=ghp_<your-token>  token=<your-token>  AKIA...",
     'api_key = "${API_KEY}"\napi_key: "{{ token }}"\nSECRET_KEY=changeme\npassword: xxxx\ntoken: "********"',
     'password = os.environ["DB_PASSWORD"]\ntoken: process.env.TOKEN\npassword=getpass.getpass()',
     "password: str\napi_key: Optional[str] = None\ntoken: string;\npassword: SecretStr = Field(...)",

@@ -35,9 +35,17 @@ Choices, and why:
   token-shaped string with a failing checksum is a mistyped, hand-edited or future-format token, and
   users want a near-credential hidden more than one lookalike kept; prefix + exact length + charset
   already never occur in prose. Tests generate checksummed tokens and check a broken one is redacted.
-- Not detected, on purpose: standalone high-entropy strings with no keyword or prefix (they shred
-  certificates, SRI hashes, SSH public keys, lock files, base64 images); public identifiers (Stripe
-  pk_, Twilio AC SIDs, AWS AIDA/AROA ids, public keys, certificates); bare prose "the password is x".
+- Filled-in vendor shapes: a vendor prefix with the exact shape is redacted even if its tail is
+  filler (`AKIAZZZZZZZZZZZZZZZZ`, `ghp_` + 36 x, AWS's `...EXAMPLE` ids): losing a placeholder costs
+  a user nothing, keeping a real key that looks like one costs a lot. Bare templates (`<token>`,
+  `${VAR}`, `ghp_...`, wrong lengths) do not fit a vendor shape and stay.
+- Standalone strings: only two shapes, searched only inside the random-looking runs: a 40-char
+  base64 string with upper, lower and digits (an AWS secret key's shape), and a quoted literal of
+  32+ high-entropy chars that is not a digest-length hex string, not labelled as a hash/id/etag/
+  signature on its line and not a path. Anything else unnamed (certificates, SRI hashes, SSH public
+  keys, lock files, base64 images) is left alone, as are public identifiers (Stripe pk_, Twilio AC
+  SIDs, AWS AIDA/AROA ids) and bare prose "the password is x".
+- A secret found once is redacted wherever the same value (12+ chars) repeats in the text.
 - Idempotent: no rule matches a marker, and scrub re-runs until nothing new fires (MAX_PASSES).
 - Fast path: each rule is gated by lowercase literals looked up once per text; vendor triggers are
   looked up only near random-looking runs (a 20+ token run with a digit or capital), in one pass;

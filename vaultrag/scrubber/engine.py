@@ -23,6 +23,8 @@ _LONG_RUN_RE = re.compile(r"[A-Za-z0-9_-]{20}")
 # tool output that is ~9% of the text, so ~200 substring scans of it stay cheap.
 _WINDOW_RE = re.compile(r"[A-Za-z0-9+/=_-]{20,}")
 _MIXED_RE = re.compile(r"[0-9A-Z]")  # a separate test: folding it into _WINDOW_RE is 1.5-2x slower
+# (an all-lowercase run is a window too when it holds x-filler: `ghp_xxxx...` is redacted as a shape)
+MIN_IN_RUNS_CHARS = 32  # the in-runs rules' shortest value (quoted high-entropy 32, AWS secret 40)
 TOKEN_REACH = 24  # chars; the longest prefix before a 20-char body run (`sk-ant-admin01-`, `dp.st.x.`)
 
 
@@ -40,6 +42,14 @@ GENERIC_RULES: tuple[str, ...] = tuple(n for n in RULES if n not in VENDOR_RULES
 # selects the rules it gates.
 _SHORT_TRIGGERS = tuple(dict.fromkeys(t for r in _RULES if not r.needs_long and not r.in_token
                                       for t in r.triggers))
+# A trigger that gates only anchored rules needs no lookup of its own: those rules search for their
+# triggers with str.find anyway, which costs what the `in` test would (14 of ~50 whole-text scans).
+_SELF_GATED = frozenset(t for t in _SHORT_TRIGGERS
+                        if all(r.anchored and not r.requires and not r.needs_long
+                               for r in _RULES if t in r.triggers))
+_SHORT_TRIGGERS_LARGE = tuple(t for t in _SHORT_TRIGGERS if t not in _SELF_GATED)
+# Below this size a text's lookups cost less than starting the anchored rules it would skip.
+SELF_GATE_MIN_CHARS = 8192
 _LONG_TRIGGERS = tuple(dict.fromkeys(t for r in _RULES if r.needs_long and not r.in_token
                                      for t in r.triggers if t not in _SHORT_TRIGGERS))
 _TOKEN_TRIGGERS = tuple(dict.fromkeys(t for r in _RULES if r.needs_long and r.in_token for t in r.triggers
@@ -50,15 +60,19 @@ _GATED: dict[str, list[int]] = {}
 for _i, _r in enumerate(_RULES):
     for _t in _r.triggers:
         _GATED.setdefault(_t, []).append(_i)
-_UNGATED = [i for i, r in enumerate(_RULES) if not r.triggers]
+_UNGATED = [i for i, r in enumerate(_RULES) if not r.triggers and not r.in_runs]
+_UNGATED_LARGE = _UNGATED + [i for i, r in enumerate(_RULES)
+                             if any(t in _SELF_GATED for t in r.triggers)]  # anchored: find their own
+_IN_RUNS = [i for i, r in enumerate(_RULES) if r.in_runs]
 
 
 def _find(text: str) -> list[tuple[int, int, str]]:
     """Non-overlapping (start, end, rule) spans: earliest first, then longest, then rule order."""
     low = text.lower()
-    present = [t for t in _SHORT_TRIGGERS if t in low]
+    large = len(text) >= SELF_GATE_MIN_CHARS
+    present = [t for t in (_SHORT_TRIGGERS_LARGE if large else _SHORT_TRIGGERS) if t in low]
     # One pass finds the runs vendor tokens sit in; most prose has none and skips ~180 lookups.
-    runs = [m for m in _WINDOW_RE.finditer(text) if _MIXED_RE.search(m.group())]
+    runs = [m for m in _WINDOW_RE.finditer(text) if _MIXED_RE.search(m.group()) or "xxxx" in m.group()]
     has_long = any(_LONG_RUN_RE.search(m.group()) for m in runs)
     if runs:
         windows = " ".join(text[max(0, m.start() - TOKEN_REACH):m.end()] for m in runs).lower()
@@ -67,8 +81,16 @@ def _find(text: str) -> list[tuple[int, int, str]]:
             present += [t for t in _TOKEN_TRIGGERS if t in windows]
     if has_long:
         present += [t for t in _LONG_TRIGGERS if t in low]
-    active = set(_UNGATED).union(*(_GATED[t] for t in present))
+    active = set(_UNGATED_LARGE if large else _UNGATED).union(*(_GATED[t] for t in present))
     candidates = []
+    long_runs = [run for run in runs if run.end() - run.start() >= MIN_IN_RUNS_CHARS]
+    for order in _IN_RUNS if long_runs else ():
+        rule = _RULES[order]
+        for run in long_runs:  # endpos one past the run: a lookahead may need the closing quote
+            for m in rule.run_matches(text, run.start(), run.end() + 1):
+                span = rule.check(m)
+                if span and span[1] > span[0] and not in_template(text, span[0]):
+                    candidates.append((span[0], -span[1], order, span[2] if len(span) > 2 else rule.name))
     for order in sorted(active):
         rule = _RULES[order]
         if (rule.needs_long and not has_long) or (rule.requires and not any(r in low for r in rule.requires)):
@@ -83,7 +105,33 @@ def _find(text: str) -> list[tuple[int, int, str]]:
         if start >= end:
             chosen.append((start, -neg_end, name))
             end = -neg_end
-    return chosen
+    return _with_repeats(text, chosen) if chosen else chosen
+
+
+MIN_REPEAT_CHARS = 12  # a found secret seen again elsewhere in the text (a later curl line, a second
+                       # key that names it as an id) is redacted there too; shorter values are words
+
+
+def _with_repeats(text: str, chosen: list) -> list:
+    """Add every other occurrence of each redacted value, where it overlaps no chosen span."""
+    extra = []
+    for start, end, name in chosen:
+        value = text[start:end]
+        if end - start < MIN_REPEAT_CHARS or "\n" in value:
+            continue
+        i = text.find(value)
+        while i >= 0:
+            if i != start:
+                extra.append((i, i + len(value), name))
+            i = text.find(value, i + 1)
+    if not extra:
+        return chosen
+    spans, end = [], -1
+    for start, stop, name in sorted(chosen + extra, key=lambda s: (s[0], -s[1])):
+        if start >= end:
+            spans.append((start, stop, name))
+            end = stop
+    return spans
 
 
 def scrub(text: str) -> tuple[str, tuple[Finding, ...]]:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from typing import Optional
 
-from .judge import is_placeholder, key_kind, looks_random, looks_secret_value
+from .judge import entropy, wordiness, is_placeholder, key_kind, looks_random, looks_secret_value
 from .rules import (PRIORITY_ARMOUR, PRIORITY_GENERIC, add, basic, jwt, literal, pem, random, target,
                     wrapped_jwt, wrapped_pem)
 
@@ -119,6 +119,12 @@ def _assignment(m: re.Match) -> Optional[tuple]:
     sep = m.group("sep") or ""
     if sep in ("==", "===", "!=", "!==") and m.group("q") is None:
         return None  # `if token == other_token`: a comparison of names
+    if m.group("q") is None and text[b:b + 1] == ",":  # `secret = A,.:-¨@*¿?!`: commas typed in
+        stop = b
+        while stop < len(text) and not text[stop].isspace():
+            stop += 1
+        if looks_secret_value(text[a:stop]) and not looks_random(text[a:stop]):
+            b = stop
     return _named(kind, judge_value(text, kind, a, b, m.group("q") is not None, sep))
 
 
@@ -249,8 +255,8 @@ _generic("secret-assignment",
 _generic("secret-assignment",
          r"<(?P<tag>[\w.:-]{0,40}?(?i:pass|pwd|secret|token|key|credential|auth)[\w.:-]{0,40})"
          r"(?:[ \t][^<>\n]*)?>[ \t]*(?:\r?\n[ \t]*)?(?P<s>[^<>\s](?:[^<>\n]{0,400}?[^<>\s])?)[ \t]*"
-         r"(?:\r?\n[ \t]*)?</(?P=tag)>", _KEYWORDS, _block, names=("password-assignment",),
-         requires=("</",))
+         r"(?:\r?\n[ \t]*)?</(?P=tag)>", ["</"], _block, names=("password-assignment",),
+         requires=_KEYWORDS)  # gated by "</": the keywords then gate only anchored rules (no scan)
 _generic("secret-assignment",
          r"""\b(?i:name|key)["']?[ \t]*[=:][ \t]*(?P<nq>["']?)(?P<key>[\w.:-]{1,60})"""
          r"""(?P=nq)[ \t]*,?[ \t]*(?:\r?\n[ \t-]*)?["']?(?i:value|password)["']?[ \t]*[=:][ \t]*"""
@@ -272,3 +278,72 @@ _generic("keyword-high-entropy",
          r"s?(?![-.]?\w))"
          r"[^\n]{0,%d}?(?<![\w+/=.-])(?P<s>[A-Za-z0-9+/_.=-]{20,})" % KEYWORD_WINDOW,
          ["secret", "token", "pass", "api", "access", "credential"], _keyword_random, anchored=True)
+
+# ---------------------------------------------------------------------------- standalone strings
+# No name, no prefix: only the random-looking runs the engine already found are searched (in_runs),
+# so prose pays nothing for these rules.
+MIN_QUOTED_RANDOM = 32   # chars; 16-24-char quoted ids, cache keys and short hashes are common
+MIN_QUOTED_ENTROPY = 4.0  # bits/char for non-hex values (random base64 of 32 chars ~4.7)
+DIGEST_HEX_LENGTHS = frozenset({40, 56, 64, 96, 128})  # SHA-1/2 digests, git object ids
+_B64_LINE_RE = re.compile(r"[A-Za-z0-9+/=]{60,}")
+_DIGEST_LABEL_RE = re.compile(r"(?i)(?<![a-z])(?:sha\d*|md5|checksum|hash|digest|fingerprint|commit|integrity"
+                              r"|etag|id|uuid|nonce|rev|revision|signature|sum|oid|salt|cid)(?![a-z])")
+LABEL_LOOKBACK = 60      # chars before the value on its line where a digest label is looked for
+
+
+def _line_before(text: str, a: int) -> str:
+    return text[max(text.rfind("\n", 0, a) + 1, a - LABEL_LOOKBACK):a]
+
+
+def _inside_base64_block(text: str, a: int) -> bool:
+    """The last line of a PEM certificate or base64 blob: the line above is a long base64 line."""
+    start = text.rfind("\n", 0, a)
+    prev = text[text.rfind("\n", 0, max(start, 0)) + 1:max(start, 0)].strip()
+    return start >= 0 and bool(_B64_LINE_RE.fullmatch(prev))
+
+
+def _is_path(value: str) -> bool:
+    """`/usr/share/locale/x/LC_MESSAGES/`, `src/a+b/PKG-INFO`: rooted, or made of wordy segments."""
+    if _PATH_RE.match(value) or "://" in value:
+        return True
+    return sum(wordiness(p) >= 0.5 for p in value.split("/") if p) >= 2  # two word-like segments
+
+
+def _aws_secret_shape(m: re.Match) -> Optional[tuple]:
+    """A standalone 40-character base64 string with all of upper, lower and digits: the shape of an
+    AWS secret access key (`f(foo, wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY)`). Hex digests and
+    git ids lack capitals; pronounceable paths fail the randomness test."""
+    a, b = m.span("s")
+    value = m.string[a:b]
+    if not (any(c.isupper() for c in value) and any(c.islower() for c in value)
+            and any(c.isdigit() for c in value)) or not looks_random(value, 0.6):
+        return None
+    if _inside_base64_block(m.string, a) or _DIGEST_LABEL_RE.search(_line_before(m.string, a)):
+        return None
+    return a, b
+
+
+def _quoted_random(m: re.Match) -> Optional[tuple]:
+    """A long quoted literal of high entropy (`"2b00042f7481c7b0..."`, `'I6FwzQZFL9l-44nv...='`), as
+    secret scanners flag them; not when labelled as a digest, id or signature on its line, nor a
+    hex string of a digest's length."""
+    a, b = m.span("s")
+    value = m.string[a:b]
+    is_hex = all(c in "0123456789abcdefABCDEF" for c in value)
+    if is_hex and (len(value) in DIGEST_HEX_LENGTHS or not any(c.isdigit() for c in value)):
+        return None
+    if not is_hex and entropy(value.rstrip("=")) < MIN_QUOTED_ENTROPY:
+        return None
+    if not looks_random(value) or re.match(r"(?i)(?:sha|md)\d*[-:=_]", value) or _is_path(value):
+        return None
+    if _DIGEST_LABEL_RE.search(_line_before(m.string, a - 1)):
+        return None
+    return a, b
+
+
+add("aws-secret-access-key", r"(?<![A-Za-z0-9/+_.-])(?P<s>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=_.-])", (),
+    _aws_secret_shape, needs_long=False, vendor=False, anchored=False, priority=PRIORITY_GENERIC,
+    in_runs=True)
+add("high-entropy-string", r"""(?<=["'`])(?P<s>[A-Za-z0-9+/_-]{%d,}[A-Za-z0-9+/_=-]*)(?=["'`])""" % MIN_QUOTED_RANDOM,
+    (), _quoted_random, needs_long=False, vendor=False, anchored=False, priority=PRIORITY_GENERIC,
+    in_runs=True)

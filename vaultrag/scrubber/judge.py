@@ -61,6 +61,12 @@ def is_filler(value: str) -> bool:
             or bool(_FILLER_RE.search(value)) or any(w in low for w in _PLACEHOLDER_WORDS))
 
 
+def is_filled_shape(value: str) -> bool:
+    """A token whose tail is x/X/*/# filler or one repeated character (`SKxxxx...`, `AKIAZZZZ...`):
+    what vendor rules redact anyway once the prefix and length fit."""
+    return _mostly_one_char(value) or bool(_FILLER_RE.search(value))
+
+
 def is_sequence(value: str) -> bool:
     """`0123456789a`, `abcdef`: typed as a stand-in value."""
     low = value.lower()
@@ -128,8 +134,27 @@ def looks_random(value: str, max_wordiness: float = MAX_WORDINESS) -> bool:
             and not any(c in _SEPARATORS for c in value) and _transitions(value) >= MIN_TRANSITIONS)
 
 
+MIN_SYMBOL_SECRET = 8    # chars of a mostly-punctuation value (`A,.:-¨@*¿?!`): typed, not a word
+MIN_SYMBOL_SHARE = 0.5
+
+
+def _symbol_dense(value: str) -> bool:
+    """A typed password made mostly of punctuation: no words, no spaces, not one repeated mark."""
+    symbols = sum(not c.isalnum() for c in value)
+    return (len(value) >= MIN_SYMBOL_SECRET and symbols >= MIN_SYMBOL_SHARE * len(value)
+            and not any(c.isspace() for c in value) and len(set(value)) >= len(value) // 2
+            and not _LETTER_RUN_RE.search(value) and not is_filler(value)
+            and not any(t in value for t in ("${", "{{", "%(", "$(")))  # `mypy|${{ hashFiles(..) }}`
+
+
+_LETTER_RUN_RE = re.compile(r"[^\W\d_]{3}")  # a word inside: `mypy|${{`, not a typed password
+
+
 def looks_secret_value(value: str) -> bool:
-    """What a secret-named key holds: random text, or a long run of digits (Discord ids, PINs)."""
+    """What a secret-named key holds: random text, a long run of digits (Discord ids, PINs), or a
+    punctuation-dense typed password."""
+    if _symbol_dense(value):
+        return True
     if value.isdigit():
         return len(value) >= MIN_DIGIT_SECRET and len(set(value)) >= MIN_DISTINCT_DIGITS
     return looks_random(value)
@@ -140,6 +165,8 @@ _PASSWORD_WORDS = frozenset("password passwd passphrase passwort passcode pwd pa
 _SECRET_WORDS = frozenset("""secret secrets token tokens credential credentials creds authorization
     apikey apitoken auth authtoken accesstoken privatekey secretkey clientsecret""".split())
 _KEY_WORDS = frozenset({"key", "keys"})
+# "secret" misspelt or in a neighbouring language (not `secretary`, `secretion`)
+_SECRET_VARIANTS = frozenset("secrete secreto secreta secretos secretas segredo geheimnis".split())
 # A qualifier before "key" that makes it a key of a data structure, a public key or an id.
 _NOT_SECRET_KEYS = frozenset("""primary sort foreign partition cache hash range row map dict lookup
     unique composite shard index public pub idempotency routing object group column field hot
@@ -172,7 +199,7 @@ def key_kind(key: str) -> Optional[str]:
     for i, w in enumerate(words):
         if w in _PASSWORD_WORDS or w.endswith(("password", "passwd")):
             kinds.append((i, "password"))
-        elif w in _SECRET_WORDS or w.endswith(("secret", "token", "apikey")):
+        elif w in _SECRET_WORDS or w.endswith(("secret", "token", "apikey")) or w in _SECRET_VARIANTS:
             kinds.append((i, "secret"))
         elif w in _KEY_WORDS and not (i and words[i - 1] in _NOT_SECRET_KEYS):
             kinds.append((i, "secret"))

@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass
 from typing import Callable, Iterable, Optional
 
-from .judge import MAX_WORDINESS_VENDOR, is_filler, is_placeholder, looks_random
+from .judge import MAX_WORDINESS_VENDOR, is_filled_shape, is_filler, is_placeholder, looks_random
 
 Check = Callable[[re.Match], Optional[tuple]]
 MIN_PEM_BODY = 40        # base64 chars in an unterminated block; a real key has hundreds
@@ -40,11 +40,20 @@ class Rule:
     in_token: bool     # (vendor) the triggers occur inside the secret's own token run, so they are
                        # looked up in the text's long runs only, not in the whole text
     requires: tuple    # lowercase literals of which one must also be in the text (empty: none)
+    in_runs: bool = False  # no literal to gate on: match only inside the text's random-looking runs
 
-    def matches(self, text: str, low: str) -> Iterable[re.Match]:
+    def regex(self) -> re.Pattern:
         regex = COMPILED.get(self.pattern)
         if regex is None:
             regex = COMPILED[self.pattern] = re.compile(self.pattern)
+        return regex
+
+    def run_matches(self, text: str, pos: int, endpos: int) -> Iterable[re.Match]:
+        """Matches inside text[pos:endpos] (lookbehinds still see the characters before pos)."""
+        return self.regex().finditer(text, pos, endpos)
+
+    def matches(self, text: str, low: str) -> Iterable[re.Match]:
+        regex = self.regex()
         if not self.anchored or len(low) != len(text):  # lower() may change length ("İ")
             for m in regex.finditer(text):
                 if not (self.word_start and m.start() and _is_word(text[m.start() - 1])):
@@ -66,13 +75,13 @@ REGISTRY: list[Rule] = []
 
 def add(name: str, pattern: str, triggers: Iterable[str], check: Check, *, needs_long: bool,
         vendor: bool, anchored: bool, priority: int, names: tuple = (), in_token: bool = False,
-        requires: tuple = ()) -> None:
+        requires: tuple = (), in_runs: bool = False) -> None:
     # A leading \b stops re from searching for the literal prefix (60 vs 3,000 MB/s): drop it
     # and test the boundary in Rule.matches instead.
     word_start = pattern.startswith(r"\b")
     REGISTRY.append(Rule(name, pattern[2:] if word_start else pattern, tuple(triggers), check,
                          needs_long, vendor, anchored, word_start, priority, (name, *names), in_token,
-                         tuple(requires)))
+                         tuple(requires), in_runs))
 
 
 # ---------------------------------------------------------------------------- checks
@@ -85,9 +94,12 @@ def target(m: re.Match) -> tuple[int, int]:
 
 
 def plain(m: re.Match) -> Optional[tuple]:
-    """Vendor shapes: only filler disqualifies (a random AKIA id can be all capitals)."""
-    a, b = target(m)
-    return None if is_filler(m.string[a:b]) else (a, b)
+    """Vendor shapes: the prefix and exact shape decide, even with a filler tail. `AKIAZZZZZZZZZZZZZZZZ`
+    or `ghp_xxxx...` of the true length is a template filled in to the letter, and users would
+    rather lose a placeholder than keep a real key that happens to look like one (a random AKIA id
+    can be all capitals, AWS's own `...EXAMPLE` ids are real-shaped). Template syntax (`<..>`, `${}`,
+    `...`) never fits a vendor alphabet, so it stays untouched."""
+    return target(m)
 
 
 def literal(m: re.Match) -> Optional[tuple]:
@@ -105,6 +117,8 @@ def random(m: re.Match) -> Optional[tuple]:
 def random_span(text: str, a: int, b: int) -> Optional[tuple]:
     """Vendor shape with a loose randomness test (the prefix already says "token")."""
     value = text[a:b]
+    if is_filled_shape(value):
+        return a, b  # the exact shape with an x/one-character tail: a filled-in template, see plain()
     return None if is_filler(value) or not looks_random(value, MAX_WORDINESS_VENDOR) else (a, b)
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from .judge import is_filler
+from .judge import is_filled_shape, is_filler, looks_random
 from .rules import PRIORITY_VENDOR, add, around, literal, plain, random, random_vendor
 
 _UUID = r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
@@ -153,9 +153,14 @@ _vendor("github-pat-classic", r"\bghp_[A-Za-z0-9]{36}\b", ["ghp_"])
 _vendor("github-pat-fine-grained", r"\bgithub_pat_[A-Za-z0-9]{22}_[A-Za-z0-9]{59}\b", ["github_pat_"])
 _vendor("github-oauth-token", r"\bgho_[A-Za-z0-9]{36}\b", ["gho_"])
 _vendor("github-app-token", r"\bgh[usr]_[A-Za-z0-9]{36}\b", ["ghu_", "ghs_", "ghr_"])
-_GITLAB = "pat dt rt ptt ft soat imt agent oas cbt".split()
-_vendor("gitlab-token", r"\bgl(?:%s)-[A-Za-z0-9_-]{20,}(?:\.[A-Za-z0-9_-]+)*" % "|".join(_GITLAB),
-        [f"gl{p}-" for p in _GITLAB], random)  # strict: `glptt-hellOworld380_testin` is not one
+# GitLab's documented prefixes, each with its body length: PATs, deploy, feed, runner, SCIM and CI
+# job tokens 20+ (newer ones add `.01.xyz` routing parts), incoming mail 25, pipeline triggers 40,
+# agents 50+, OAuth application secrets 64. The length tells `glptt-hellOworld380_testin` apart.
+_GITLAB = (("pat|dt|rt|ft|soat|cbt", "{20,}"), ("imt", "{25}"), ("ptt", "{40}"), ("agent", "{50,}"),
+           ("oas", "{64}"))
+for _p, _n in _GITLAB:
+    _vendor("gitlab-token", r"\bgl(?:%s)-[A-Za-z0-9_-]%s(?![\w-])(?:\.[A-Za-z0-9_-]+)*" % (_p, _n),
+            [f"gl{p}-" for p in _p.split("|")])
 _vendor("gitlab-token", r"\bGR1348941[A-Za-z0-9_-]{20,}", ["gr1348941"])  # runner registration
 _vendor("aws-access-key-id", r"\b(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z2-7]{16}\b",
         ["akia", "asia", "abia", "acca", "a3t"])
@@ -187,17 +192,23 @@ _vendor("slack-webhook", r"hooks\.slack\.com/(?:services|workflows|triggers)/(?P
         ["hooks.slack.com"], needs_long=False, in_token=False)
 _vendor("teams-webhook", r"\.webhook\.office\.com/webhookb2/(?P<s>[A-Za-z0-9@/-]{40,})",
         ["webhook.office.com"], needs_long=False, in_token=False)
-_vendor("twilio-api-key", r"\bSK[0-9a-fA-F]{32}\b", ["sk"], random_vendor)
+_vendor("twilio-api-key", r"\bSK[0-9a-fA-FxX]{32}\b", ["sk"], random_vendor)  # x: a filled-in template
 _vendor("sendgrid-api-key", r"\bSG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}(?![\w-])", ["sg."])
 _vendor("mailgun-api-key", r"\bkey-[0-9a-f]{32}\b", ["key-"], random_vendor)
 _vendor("mailgun-api-key", r"\b[0-9a-f]{32}-[0-9a-f]{8}-[0-9a-f]{8}\b", ["mailgun"], random_vendor, in_token=False)
 _vendor("mailchimp-api-key", r"\b[0-9a-f]{32}-us\d{1,2}\b", ["-us"], random_vendor)
 _vendor("npm-token", r"\bnpm_[A-Za-z0-9]{36}\b", ["npm_"])
-_vendor("npm-token", r"_authToken=(?P<s>[^\s\"'<>]{8,})", ["_authtoken"], literal, needs_long=False, in_token=False)
+def _npm_auth(m: re.Match):
+    """`_authToken=` names the credential: any literal, and an `npm_` value even when filled with x."""
+    return m.span("s") if m.group("s").startswith("npm_") else literal(m)
+
+
+_vendor("npm-token", r"_authToken=(?P<s>[^\s\"'<>]{8,})", ["_authtoken"], _npm_auth, needs_long=False, in_token=False)
 _vendor("pypi-token", r"\bpypi-AgE[A-Za-z0-9_-]{50,}", ["pypi-age"])
 _vendor("huggingface-token", r"\bhf_[A-Za-z0-9]{30,}\b", ["hf_"], random_vendor)
 _vendor("discord-bot-token", r"\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,40}(?![\w.-])", (),
-        around(re.compile(r"(?<![\w.-])(?P<p>[MNO][A-Za-z0-9_-]{23,25})\Z")))
+        around(re.compile(r"(?<![\w.-])(?P<p>[A-Za-z0-9_-]{0,3}[MNO][A-Za-z0-9_-]{23,25})\Z")))
+# (up to 3 stray characters glued to the token's front are redacted with it)
 _vendor("discord-webhook", r"discord(?:app)?\.com/api/webhooks/\d+/(?P<s>[A-Za-z0-9_-]{50,})", ["discord"], in_token=False)
 _vendor("telegram-bot-token", r":[A-Za-z0-9_-]{35}(?![\w-])", (),
         around(re.compile(r"(?:(?<![\w:])|(?<=bot))(?P<p>\d{8,10})\Z")))
@@ -254,5 +265,27 @@ _vendor("harness-token", r"\b(?:pat|sat)\.[\w-]{22}\.[A-Za-z0-9]{24}\.[A-Za-z0-9
 _vendor("clickup-token", r"\bpk_\d{3,10}_[A-Z0-9]{32}\b", ["pk_"])
 _vendor("telnyx-api-key", r"\bKEY[0-9A-F]{32}_[A-Za-z0-9]{22}\b", ["key"])
 _vendor("infisical-token", r"\bst\.[a-f0-9-]{36}\.[a-f0-9]{32}\.[a-f0-9]{32}\b", ["st."])
+
+# Square's published secret shape lets a backslash into the body (an escaped `-` or `_`).
+_vendor("square-token", r"\bsq0csp-[0-9A-Za-z\\_-]{43}(?![\w\\-])", ["sq0csp-"], needs_long=False)
+
+
+def _artifactory(m: re.Match):
+    """JFrog API keys (`AKC...`) and encrypted passwords / identity references (`AP[0-9A-F]...`):
+    a short two-letter prefix, so the token must stand alone (after a space, `=`, `:` or a quote)
+    and either be a filled-in template of the shape or long and random."""
+    start = m.start()
+    if start and m.string[start - 1] not in " \t\n\r=:\"'`(,;":
+        return None  # `testAP6within...`, a path or a dotted name
+    value = m.group()
+    body = value[3:]
+    if is_filled_shape(body) or (len(value) >= ARTIFACTORY_RANDOM_LEN and looks_random(value)):
+        return m.span()
+    return None
+
+
+ARTIFACTORY_RANDOM_LEN = 20  # real keys are 64-73 chars; short all-letter runs are words (APACHE...)
+_vendor("artifactory-token", r"AKC[A-Za-z0-9]{10,}(?![A-Za-z0-9])", (), _artifactory, needs_long=False)
+_vendor("artifactory-token", r"AP[0-9A-F][A-Za-z0-9]{8,}(?![A-Za-z0-9])", (), _artifactory, needs_long=False)
 
 _register_prefixed()

@@ -1,0 +1,139 @@
+"""Round 2 of the scrubber (#13): vendor shapes with filler tails, short Artifactory forms, GitLab
+lengths, standalone AWS-secret-shaped and quoted high-entropy strings, repeats of a found secret,
+"secret" variants and punctuation passwords. All inputs are generated here."""
+from __future__ import annotations
+
+import random
+import string
+
+import pytest
+
+from vaultrag.scrubber import scrub
+
+ALNUM = string.ascii_letters + string.digits
+HEX = "0123456789abcdef"
+
+
+def pick(rng: random.Random, alphabet: str, n: int) -> str:
+    return "".join(rng.choice(alphabet) for _ in range(n))
+
+
+def mixed(rng: random.Random, alphabet: str, n: int) -> str:
+    """A random value holding upper, lower and a digit (what real base64/base62 keys hold)."""
+    while True:
+        v = pick(rng, alphabet, n)
+        if any(c.isupper() for c in v) and any(c.islower() for c in v) and any(c.isdigit() for c in v):
+            return v
+
+
+def gone(text: str, secret: str) -> bool:
+    clean, findings = scrub(text)
+    return secret not in clean and bool(findings)
+
+
+def untouched(text: str) -> bool:
+    return scrub(text) == (text, ())
+
+
+@pytest.mark.parametrize("secret", [
+    "AKIA" + "Z" * 16, "ASIA" + "X" * 16, "ghp_" + "x" * 36, "SK" + "x" * 32, "AKIAIOSFODNN7EXAMPLE",
+    "npm_" + "x" * 36, "xoxb-" + "x" * 30, "glpat-" + "x" * 20])
+def test_vendor_shape_with_filler_tail_is_redacted(secret):
+    for text in (secret, f"TOKEN={secret}", f'key: "{secret}"', f"see {secret} here"):
+        assert gone(text, secret), text
+
+
+@pytest.mark.parametrize("text", [
+    "GITHUB_TOKEN=ghp_<your-token>", "AWS_ACCESS_KEY_ID=${AWS_ACCESS_KEY_ID}", "token: xxxx",
+    "SECRET_KEY=changeme", "ghp_...", "AKIA...", "AKIAZZZ", "akiazzzzzzzzzzzzzzzz", "glpat-short",
+    "glptt-" + "a1B2" * 5, "glimt-" + "a1B2" * 6])
+def test_bare_templates_and_wrong_lengths_untouched(text):
+    assert untouched(text)
+
+
+def test_artifactory_short_forms():
+    rng = random.Random(7)
+    for _ in range(20):
+        for secret in ("AKCp" + mixed(rng, ALNUM, 69), "AP" + rng.choice("0123456789ABCDEF") + mixed(rng, ALNUM, 50),
+                       "AP6" + "x" * 10, "AKC" + "x" * 10):
+            for text in (secret, f"X-JFrog-Art-Api: {secret}", f"artifactory:_password={secret}", f'"{secret}"'):
+                assert gone(text, secret), text
+    for text in ("testAP6withinsomeirrelevantstring", "artifactory:_password=AP6xxxxxx", "APACHELICENSE2",
+                 "APDUCommands", "see src/AP6Handlers/main.c", "AKCxxxxxxxx"):
+        assert untouched(text), text
+
+
+def test_gitlab_lengths_follow_the_prefix():
+    rng = random.Random(3)
+    for prefix, n in (("glpat-", 20), ("glrt-", 29), ("glimt-", 25), ("glptt-", 40), ("glagent-", 60),
+                      ("gloas-", 64), ("gldt-", 20)):
+        secret = prefix + pick(rng, ALNUM + "_-", n)
+        assert gone(f"token {secret}", secret), secret
+
+
+def test_standalone_aws_secret_shape():
+    rng = random.Random(11)
+    for _ in range(50):
+        secret = mixed(rng, ALNUM + "+/", 40)
+        for text in (f"some_function({secret})", f"f(foo, {secret}, bar)", f"mimi={secret}\n"):
+            assert gone(text, secret), text
+    sha = pick(rng, HEX, 40)
+    b64_line = mixed(rng, ALNUM + "+/", 64)
+    for text in (f"commit {sha}", f"git checkout {sha}",
+                 f"-----BEGIN CERTIFICATE-----\n{b64_line}\n{mixed(rng, ALNUM + '+/', 40)}\n-----END CERTIFICATE-----",
+                 "src/components/settings/AccountPanel.tsx", "sha1=" + mixed(rng, ALNUM + "+/", 40)):
+        assert untouched(text), text
+
+
+def test_quoted_high_entropy_literals():
+    rng = random.Random(5)
+    for _ in range(30):
+        for secret in (pick(rng, HEX, 32), mixed(rng, ALNUM + "+/", 60) + "=", mixed(rng, ALNUM + "_-", 43)):
+            for text in (f'"{secret}"', f"x = '{secret}'", f'call("{secret}", 1)'):
+                assert gone(text, secret), text
+    digest = pick(rng, HEX, 64)
+    for text in (f'"sha": "{pick(rng, HEX, 40)}"', f'"etag": "{pick(rng, HEX, 32)}"', f'"{digest}"',
+                 f'"checksum": "{mixed(rng, ALNUM, 44)}"', '"c3VwZXIgc2VjcmV0IHZhbHVl"', '"Zrm-ySTAq7D2sHk="',
+                 '"getUserAccountSettingsHandlerFactoryBean"', f'"integrity": "sha512-{mixed(rng, ALNUM, 86)}=="',
+                 '"https://example.com/a/b/c/d/e/f/g/h"', "`/usr/share/locale/locale_name/LC_MESSAGES/`",
+                 "'/home/dev/src/dorianbrown+rank_bm25/PKG-INFO'"):
+        assert untouched(text), text
+
+
+def test_a_found_secret_is_redacted_wherever_it_repeats():
+    rng = random.Random(9)
+    secret = mixed(rng, ALNUM, 30)
+    text = f"real_secret = {secret}\nforeign_key_id = {secret}\ncurl -H 'X: {secret}' host"
+    clean, findings = scrub(text)
+    assert secret not in clean and len(findings) == 3
+    assert clean.count("\n") == 2
+    assert untouched("key_id = abc\nforeign_key_id = abc")
+
+
+def test_secret_variants_and_punctuation_passwords():
+    for text, secret in (('secrete = "A,.:-¨@*¿?!"', "A,.:-¨@*¿?!"), ("secrete = A,.:-¨@*¿?!", "A,.:-¨@*¿?!"),
+                         ('secreto: "%s"' % "Zx9kQ2mP7wRtLq4v", "Zx9kQ2mP7wRtLq4v"),
+                         ("api_secret = '#&@!9%^*(){}x'", "#&@!9%^*(){}x")):
+        assert gone(text, secret), text
+    for text in ("secretary = Margaret", "secretion_rate = 0.5", "password = ,.:-¨@*¿?!",
+                 "secret: '--------'", "token = a, b, c", "key: mypy|${{ hashFiles('pyproject.toml') }}"):
+        assert untouched(text), text
+
+
+def test_in_runs_threshold_admits_every_in_runs_rule():
+    from vaultrag.scrubber import engine, generic
+    assert engine.MIN_IN_RUNS_CHARS <= generic.MIN_QUOTED_RANDOM <= 40
+    assert {engine._RULES[i].name for i in engine._IN_RUNS} == {"aws-secret-access-key", "high-entropy-string"}
+
+
+def test_large_and_small_texts_get_the_same_findings():
+    """Large texts skip the lookup of triggers that gate only anchored rules: same result."""
+    rng = random.Random(2)
+    secret = mixed(rng, ALNUM, 32)
+    body = f"curl https://api.example.com -H 'Authorization: Bearer {secret}'\nbasic_pw = 'hunter2hunter2'\n"
+    small, small_findings = scrub(body)
+    from vaultrag.scrubber import engine
+    pad = "plain words of a long log line\n" * (engine.SELF_GATE_MIN_CHARS // 30 + 1)
+    large, large_findings = scrub(pad + body)
+    assert large == pad + small and secret not in large
+    assert [f.rule for f in large_findings] == [f.rule for f in small_findings] and small_findings
