@@ -3,7 +3,8 @@
 Before answering, each returned hit's file is re-read (only those) and hashed. Same hash: the
 stored line range is right (`fresh`). Changed: the note is re-parsed and the chunk found again by
 heading path and a text fingerprint; the hit gets the current text and lines (`source_changed`).
-File gone, or chunk no longer in it: the hit is dropped.
+File gone, or chunk no longer in it: the hit is dropped. No vault folder on this machine at all (a
+shared PostgreSQL index searched from elsewhere): the stored text and lines, marked `stored`.
 """
 from __future__ import annotations
 
@@ -85,3 +86,8 @@ def locate(ch: StoredChunk, files: FileCache) -> tuple[str, str, int, int] | Non
     if best is None or best_ratio < RELOCATE_MIN_SIMILARITY:
         return None
     return "source_changed", best.text, best.line_start, best.line_end
+
+
+def stored_copy(ch: StoredChunk) -> tuple[str, str, int, int]:
+    """The chunk as the index stored it, for a searcher without the files (`citation: "stored"`)."""
+    return "stored", ch.text, ch.line_start, ch.line_end

@@ -33,7 +33,7 @@ class Hit:
     text: str
     line_start: int
     line_end: int
-    citation: str  # fresh | source_changed
+    citation: str  # fresh | source_changed | stored (no vault folder here: the index's copy)
     score: float
     ranks: dict[str, int | None]
     raw: dict[str, float | None]

@@ -1,72 +1,23 @@
-"""The SQLite store: the only place that runs SQL. Rows leave it as frozen dataclasses."""
+"""The SQLite store: one file, FTS5 + sqlite-vec. Rows leave it as the frozen dataclasses of store/base.py."""
 from __future__ import annotations
 
 import json
 import logging
+import math
 import os
+import struct
 import zlib
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Iterator, Sequence
 
-from ..errors import IndexCorrupt, IndexLocked, IndexMissing
-from ..textutil import fts_text
-from . import schema
+from ...errors import IndexCorrupt, IndexLocked, IndexMissing
+from ...textutil import fts_text
+from ..base import FileRecord, FileWrite, IndexMeta, LinkOut, Store, StoredChunk, Term, meta_from_strings, meta_to_strings
+from . import fts, schema
 from .connection import connect, load_vec
-from .vectors import VEC_CANDIDATE_FACTOR, query_int8
+from .vectors import VEC_CANDIDATE_FACTOR, query_int8, quantize_int8_batch
 
 log = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True)
-class FileRecord:
-    id: int
-    path: str
-    mtime_ns: int
-    size: int
-    hash: str
-
-
-@dataclass(frozen=True)
-class ChunkRow:
-    """One chunk ready to store (built by the indexer from a chunker.Chunk)."""
-    section_index: int
-    chunk_index: int
-    heading_path: str
-    context: str
-    text: str
-    search_text: str | None
-    line_start: int
-    line_end: int
-    content_hash: str
-    embed_hash: str
-    tokens: int
-    block_ids: str
-
-
-@dataclass(frozen=True)
-class LinkRow:
-    chunk_pos: int | None  # position in FileWrite.chunks of the chunk holding the link
-    target: str
-    target_key: str
-    anchor: str | None
-    kind: str
-    text: str | None
-    line: int
-
-
-@dataclass(frozen=True)
-class FileWrite:
-    path: str
-    mtime_ns: int
-    size: int
-    hash: str
-    title: str
-    note_type: str | None
-    stem_key: str
-    chunks: tuple[ChunkRow, ...]
-    links: tuple[LinkRow, ...]
-    keys: tuple[tuple[str, str, int | None], ...]  # (key, kind, chunk_pos or None)
 
 
 def _fts_values(chunk_id: int, text: str, search_text: str | None, heading_path: str, context: str) -> dict:
@@ -105,7 +56,7 @@ VACUUM_FREE_SHARE = 0.05
 
 
 class _StoreBase:
-    """Lifecycle, schema and the write side of `Store`."""
+    """Lifecycle, schema and the write side of `SqliteStore`."""
 
     def __init__(self, path: str | os.PathLike, *, readonly: bool = False, with_vec: bool = True):
         self.path = Path(path)
@@ -139,11 +90,9 @@ class _StoreBase:
     def close(self) -> None:
         self.conn.close()
 
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
+    @property
+    def location(self) -> str:
+        return str(self.path)
 
     def schema_version(self) -> int:
         try:
@@ -211,6 +160,16 @@ class _StoreBase:
     def all_meta(self) -> dict[str, str]:
         return dict(self.conn.execute("SELECT key, value FROM meta").fetchall())
 
+    def meta(self) -> IndexMeta:
+        return meta_from_strings(self.all_meta())
+
+    def update_meta(self, **changes) -> None:
+        for key, value in meta_to_strings(changes).items():
+            if value is None:
+                self.conn.execute("DELETE FROM meta WHERE key = :key", {"key": key})
+            else:
+                self.set_meta(key, value)
+
     # -- files -------------------------------------------------------------------------------
     def files(self) -> dict[str, FileRecord]:
         rows = self.conn.execute("SELECT id, path, mtime_ns, size, hash FROM files")
@@ -264,6 +223,18 @@ class _StoreBase:
     def has_vec_table(self) -> bool:
         row = self.conn.execute("SELECT 1 FROM sqlite_master WHERE name = :n", {"n": schema.VEC_TABLE}).fetchone()
         return row is not None and self.vec_error is None
+
+    has_vectors = has_vec_table
+
+    def pack_vectors(self, matrix, vector_type: str) -> list[bytes | None]:
+        """Embedded vectors (a matrix, one a row) as vec0 blobs: float32 as is; int8 rotated and
+        scaled as store/sqlite/vectors.py explains (None for an all-zero vector, which gets no row)."""
+        import numpy as np
+
+        m = np.asarray(matrix, dtype=np.float32)
+        if vector_type != "int8":
+            return [row.astype("<f4").tobytes() for row in m]
+        return quantize_int8_batch(m)
 
     def vector_type(self) -> str:
         return self.get_meta("vector_type", "int8") or "int8"
@@ -324,6 +295,9 @@ class _StoreBase:
         if compact or (pages and free / pages >= VACUUM_FREE_SHARE):
             self.conn.execute("VACUUM")
 
+    def size_bytes(self) -> int | None:
+        return sum(p.stat().st_size for p in (self.path, Path(str(self.path) + "-wal")) if p.exists())
+
     def counts(self) -> dict[str, int]:
         q = lambda sql: self.conn.execute(sql).fetchone()[0]  # noqa: E731
         out = {"files": q("SELECT count(*) FROM files"), "chunks": q("SELECT count(*) FROM chunks"),
@@ -344,39 +318,6 @@ class _StoreBase:
             return {}
 
 
-@dataclass(frozen=True)
-class StoredChunk:
-    """A chunk as the retriever sees it, with its note's identity."""
-    id: int
-    file_id: int
-    path: str
-    title: str
-    file_hash: str
-    mtime_ns: int
-    size: int
-    section_index: int
-    chunk_index: int
-    heading_path: str
-    context: str
-    text: str
-    line_start: int
-    line_end: int
-    content_hash: str
-    tokens: int
-    block_ids: str
-
-
-@dataclass(frozen=True)
-class LinkOut:
-    file_id: int
-    chunk_id: int | None
-    target_key: str
-    anchor: str | None
-    kind: str
-    text: str | None
-    line: int
-
-
 _CHUNK_COLS = ("c.id, c.file_id, f.path, f.title, f.hash, f.mtime_ns, f.size, c.section_index, c.chunk_index, "
                "c.heading_path, c.context, c.text, c.line_start, c.line_end, c.content_hash, c.tokens, c.block_ids")
 
@@ -393,6 +334,28 @@ def _in_clause(values: Sequence) -> str:
 
 class QueryMixin:
     """Read-side queries used by vaultrag.retrieve (kept here so SQL stays in store/)."""
+
+    # -- the seam's lexical and vector queries: Terms and float vectors in, (id, score) out
+    def lexical(self, terms: Sequence[Term], limit: int, weights: tuple[float, float, float]) -> list[tuple[int, float]]:
+        match = fts.match_any(terms)
+        if not match:
+            return []
+        # bm25() is negative (lower is better); the seam's scores are larger-is-better.
+        return [(cid, -score) for cid, score in self.fts_search(match, limit, weights)]
+
+    def doc_freq(self, term: Term, cap: int) -> int:
+        return self.fts_doc_count(fts.expression(term), cap)
+
+    def contains(self, terms: Sequence[Term], ids: Sequence[int]) -> set[int]:
+        return self.fts_contains(fts.match_any(terms), ids) if terms else set()
+
+    def knn(self, vector: Sequence[float], k: int) -> list[tuple[int, float]]:
+        blob = _pack_query(vector)
+        return _similarity(self.vec_search(blob, k, self.vector_type())) if blob else []
+
+    def similarities(self, vector: Sequence[float], ids: Sequence[int]) -> dict[int, float]:
+        blob = _pack_query(vector)
+        return dict(_similarity(self.vec_distances(blob, ids, self.vector_type()).items())) if blob else {}
 
     conn: object
 
@@ -437,6 +400,7 @@ class QueryMixin:
         sql = f"SELECT key, kind, file_id, NULLIF(chunk_id, 0) FROM keys WHERE key IN ({_in_clause(keys)})"
         return [tuple(r) for r in self.conn.execute(sql, list(keys))]
 
+    # -- FTS5 and vec0 in their own syntax (store/sqlite/fts.py builds the MATCH strings)
     def fts_doc_count(self, phrase: str, cap: int) -> int:
         """How many chunks contain `phrase` (an FTS5 string), counting at most `cap`."""
         sql = "SELECT count(*) FROM (SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH :q LIMIT :cap)"
@@ -517,5 +481,18 @@ class QueryMixin:
         return out
 
 
-class Store(QueryMixin, _StoreBase):
+def _pack_query(vec: Sequence[float]) -> bytes | None:
+    """A query vector as float32; `vec_search` quantises it for int8 indexes exactly as the
+    chunks were (store/sqlite/vectors.py): packing it as int8 here would round it twice."""
+    if not any(vec):
+        return None
+    return struct.pack(f"<{len(vec)}f", *vec)
+
+
+def _similarity(distances) -> list[tuple[int, float]]:
+    """Cosine distances as similarities (1 - distance): larger is stronger, like the other channels."""
+    return [(cid, 1.0 - dist) for cid, dist in distances if not math.isnan(dist)]
+
+
+class SqliteStore(QueryMixin, _StoreBase, Store):
     """A vault index in one SQLite file. Writers use `transaction()` around each file."""
