@@ -235,12 +235,14 @@ def search(query: str, config: Config | None = None, *, k: int | None = None, ch
         timings["graph"] = (time.perf_counter() - t) * 1000
 
         t = time.perf_counter()
-        files = FileCache(vault, lambda: _chunk_settings(cfg))
-        local = vault.is_dir()  # a shared index searched from a machine without the files: cite stored text
+        caches: dict[Path, FileCache] = {}  # one per vault folder (a search over several collections)
         hits: list[Hit] = []
         for cand in direct[:k] + extra:
             ch = chunks[cand.chunk_id]
-            found = locate(ch, files) if local else stored_copy(ch)
+            root = Path(ch.root) if ch.root else vault
+            files = caches.get(root) or caches.setdefault(root, FileCache(root, lambda: _chunk_settings(cfg)))
+            # A shared index searched from a machine without the files: cite the stored text.
+            found = locate(ch, files) if root.is_dir() else stored_copy(ch)
             if found is None:
                 continue
             citation, text, start, end = found
@@ -249,7 +251,7 @@ def search(query: str, config: Config | None = None, *, k: int | None = None, ch
                             line_end=end, citation=citation, score=cand.score, ranks=cand.ranks, raw=cand.raw,
                             via=cand.via, graph_provenance=cand.graph_provenance, tokens=tokens, chunk_id=ch.id,
                             content_hash=ch.content_hash))
-        stale = changed_on_disk(vault, list(chunks.values())) if local else 0
+        stale = changed_on_disk(vault, [c for c in chunks.values() if not c.root]) if vault.is_dir() else 0
         timings["citations"] = (time.perf_counter() - t) * 1000
         if not hits:
             return Answer("no_evidence", "unresolvable", query, status, stale, (), evidence, _done(timings, t0))

@@ -93,6 +93,7 @@ class StoredChunk:
     content_hash: str
     tokens: int
     block_ids: str
+    root: str | None = None  # the vault folder `path` is relative to, when a store reads several collections
 
 
 @dataclass(frozen=True)
