@@ -71,6 +71,10 @@ class PgStore(Store):
             else:
                 if len(self.names) != 1:
                     raise IndexMissing("a writer works on one collection; pass a single --collection NAME")
+                # One transaction per note: waiting for each commit's WAL flush would cost a disk
+                # sync per file. A crash loses at most the last few commits (never consistency),
+                # and the next reindex redoes them: the files are the truth.
+                self.conn.execute("SET synchronous_commit = off")
                 self.collection_id, live = self._ensure_collection(self.names[0])
                 self.gen = generation if generation is not None else live
                 self.gens = (self.gen,)
@@ -81,6 +85,11 @@ class PgStore(Store):
     # -- lifecycle ---------------------------------------------------------------------------
     def close(self) -> None:
         if self.conn is not None:
+            if not self.readonly:
+                try:
+                    self.conn.execute("RESET synchronous_commit")  # the pool hands connections to readers too
+                except Exception:  # a broken connection: release() closes it
+                    pass
             release(self.url, self.conn)
             self.conn = None
 
