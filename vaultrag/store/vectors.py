@@ -1,0 +1,3 @@
+"""Moved to vaultrag/store/sqlite/vectors.py (issue 15: SQLite details behind the Store seam); this
+name is kept so code written before the move keeps importing it."""
+from .sqlite.vectors import *  # noqa: F401,F403
