@@ -132,7 +132,9 @@ def knn_sql(gen: int, dim: int) -> str:
 # BM25 as FTS5's bm25() computes it (k1 = 1.2, b = 0.75, IDF floor 1e-6, phrase frequency = the
 # column-weighted count of occurrences, document length = tokens in all columns), over the chunks
 # GIN finds for the OR of the terms. A term the tokenizer split into several lexemes (a phrase)
-# counts as its rarest part, present only where every part is.
+# counts as its rarest part, present only where every part is. Every row also carries each term's
+# document frequency (computed anyway): the evidence gate asks for it next, and a second count
+# over GIN would cost as much as the ranking itself at tldr scale.
 BM25_K1 = 1.2
 BM25_B = 0.75
 LEXICAL_SQL = """
@@ -151,7 +153,8 @@ t AS (SELECT id, ntok, i, min(f) AS f FROM p GROUP BY id, ntok, i, n HAVING coun
 d AS (SELECT i, count(*) AS df FROM t GROUP BY i)
 SELECT t.id, sum(greatest(ln((%(nrows)s::float8 - d.df + 0.5) / (d.df + 0.5)), 1e-6)
                  * t.f * (%(k1)s::float8 + 1) / (t.f + %(k1)s::float8 * (1 - %(b)s::float8
-                 + %(b)s::float8 * t.ntok / %(avgdl)s::float8))) AS s
+                 + %(b)s::float8 * t.ntok / %(avgdl)s::float8))) AS s,
+       (SELECT array_agg(i ORDER BY i) FROM d) AS df_terms, (SELECT array_agg(df ORDER BY i) FROM d) AS dfs
 FROM t JOIN d USING (i)
 GROUP BY t.id ORDER BY s DESC, t.id LIMIT %(limit)s
 """

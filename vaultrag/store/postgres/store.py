@@ -58,6 +58,7 @@ class PgStore(Store):
         self.defer_index = defer_index  # a rebuild builds the HNSW index once, after the bulk load
         self.vec_error = None
         self._meta: IndexMeta | None = None
+        self._df: dict[Term, int] = {}  # term -> chunks holding it, counted by the last lexical()
         self.conn = connect(location)
         try:
             version = ensure_schema(location, self.conn, create=not readonly) if location not in _ready \
@@ -128,6 +129,7 @@ class PgStore(Store):
 
     # -- metadata ----------------------------------------------------------------------------
     def meta(self) -> IndexMeta:
+        self._df = {}  # a search starts here: frequencies counted for the last one may be stale
         if self.readonly:
             self._refresh()
             return self._meta
@@ -335,9 +337,17 @@ class PgStore(Store):
         params = {**cols, "gens": list(self.gens), "tq": tq, "wa": float(weights[0]), "wb": float(weights[1]),
                   "wc": float(weights[2]), "nrows": nrows, "avgdl": avgdl, "k1": schema.BM25_K1, "b": schema.BM25_B,
                   "limit": limit}
-        return [(r[0], float(r[1])) for r in self.conn.execute(schema.LEXICAL_SQL, params)]
+        rows = self.conn.execute(schema.LEXICAL_SQL, params).fetchall()
+        if rows:  # document frequencies of single-lexeme terms, for doc_freq() during this search
+            found = dict(zip(rows[0][2] or (), rows[0][3] or ()))
+            for i, term in enumerate(terms):
+                if len(analyzer.query_lexemes(term).parts) == 1:
+                    self._df[term] = int(found.get(i, 0))
+        return [(r[0], float(r[1])) for r in rows]
 
     def doc_freq(self, term: Term, cap: int) -> int:
+        if term in self._df:  # counted by lexical() in this search
+            return min(self._df[term], cap)
         tq = analyzer.tsquery([term])
         if not tq:
             return 0
