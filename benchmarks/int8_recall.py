@@ -106,7 +106,7 @@ def main() -> int:
            "vec_mb": {vt: round(sizes[vt] / 1e6, 2) for vt in sizes}}
     exact_sql = ("SELECT rowid, vec_distance_cosine(embedding, vec_int8(:v)) d FROM chunks_vec "
                  "ORDER BY d, rowid LIMIT :k")
-    from vaultrag.store.vectors import query_int8
+    from vaultrag.store.sqlite.vectors import query_int8
     for k in (10, 30):
         truth = [{keys["float32"][c] for c, _ in f32.vec_search(b, k, "float32")} for b in blobs]
         oldq = per_vector_q8(np.array(qvecs))

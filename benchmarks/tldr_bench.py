@@ -97,7 +97,7 @@ GROUPS = (("vec0", "chunks_vec"), ("fts", "chunks_fts"), ("chunks", "chunks"), (
 
 def table_sizes(db: Path) -> dict:
     """MB per table with its indexes (dbstat), plus free pages; {} when dbstat is not compiled in."""
-    from vaultrag.store.connection import sqlite_module
+    from vaultrag.store.sqlite.connection import sqlite_module
     con = sqlite_module().connect(str(db))
     try:
         rows = con.execute("SELECT name, sum(pgsize) FROM dbstat GROUP BY name").fetchall()

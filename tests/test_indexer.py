@@ -10,7 +10,8 @@ import pytest
 
 from conftest import write_notes
 from vaultrag.errors import IndexCorrupt, IndexLocked, VaultNotFound
-from vaultrag.indexer import ReindexLock, reindex
+from vaultrag.indexer import reindex
+from vaultrag.store.sqlite import ReindexLock
 from vaultrag.store import Store
 
 

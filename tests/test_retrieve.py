@@ -11,7 +11,7 @@ from vaultrag.indexer import reindex
 from vaultrag.retrieve import search
 from vaultrag.retrieve.channels import build_fts_query
 from vaultrag.retrieve.fusion import rrf
-from vaultrag.store import Store
+from vaultrag.store import Store, Term
 
 
 @pytest.fixture
@@ -72,7 +72,7 @@ def test_long_prompts_are_pruned_to_rare_terms(indexed):
         q = build_fts_query("please tell me about the restore drill and the snapshot window and the storage "
                             "cluster schedule retention policy for weekly monthly daily backups", s, max_terms=5)
     assert len(q.terms) == 5 and q.dropped
-    assert '"drill"' in q.terms
+    assert Term("drill") in q.terms
 
 
 def _naive_rrf(results, weights, k):
@@ -185,12 +185,12 @@ def test_inflected_words_match_by_prefix(tmp_path, cfg_for):
     cfg = cfg_for(v)
     reindex(cfg)
     q = build_fts_query("столица Франции")
-    assert q.terms == ('"столи"*', '"франц"*')  # leading 70%, at least 4 characters
+    assert q.terms == (Term("столи", prefix=True), Term("франц", prefix=True))  # leading 70%, at least 4 characters
     ans = search("какая столица Франции", cfg)
     assert ans.status == "ok" and ans.hits[0].path == "Города.md"
     ans = search("größte Stadt", cfg, channels=["bm25"])
     assert ans.status == "ok" and ans.hits[0].path == "Reise.md"
-    assert build_fts_query("tomatoes").terms == ('"tomatoes"',)  # ASCII words: porter stems them
+    assert build_fts_query("tomatoes").terms == (Term("tomatoes"),)  # ASCII words: porter stems them
 
 
 def test_rescore_keeps_bm25_order_without_vectors_and_breaks_ties_with_them():
@@ -225,14 +225,13 @@ def test_gate_off_and_no_budget_for_evaluation(indexed):
 
 
 def test_vec_distances_agree_with_knn(indexed):
-    from vaultrag.retrieve.channels import encoder_for, query_blob
+    from vaultrag.retrieve.channels import encoder_for
     with Store(indexed.db_path(), readonly=True) as store:
-        vtype = store.vector_type()
-        blob = query_blob(encoder_for(store.get_meta("model_path")).encode("restore drill"), vtype)
-        knn = store.vec_search(blob, 5, vtype)
-        dist = store.vec_distances(blob, [cid for cid, _ in knn], vtype)
-    assert knn and set(dist) == {cid for cid, _ in knn}
-    assert all(abs(dist[cid] - d) < 1e-6 for cid, d in knn)
+        vec = encoder_for(store.meta().model_path).encode("restore drill")
+        knn = store.knn(vec, 5)
+        sims = store.similarities(vec, [cid for cid, _ in knn])
+    assert knn and set(sims) == {cid for cid, _ in knn}
+    assert all(abs(sims[cid] - s) < 1e-6 for cid, s in knn)
 
 
 def test_fusion_modes_and_knn_depth(indexed):

@@ -9,7 +9,7 @@ import pytest
 from conftest import write_notes
 from vaultrag.indexer import reindex
 from vaultrag.store import Store
-from vaultrag.store.connection import load_vec, sqlite_module, vec_extension_path
+from vaultrag.store.sqlite.connection import load_vec, sqlite_module, vec_extension_path
 
 SNAPSHOT = Path(__file__).parent / "snapshots" / "schema.sql"
 
@@ -64,7 +64,7 @@ def test_vec_extension_loads_without_importing_numpy(tmp_path):
     import subprocess
     import sys
     # connect() takes a file path (':memory:' would create a file of that name in the cwd)
-    code = ("import sys; from vaultrag.store.connection import connect, load_vec; c = connect(sys.argv[1]); "
+    code = ("import sys; from vaultrag.store.sqlite.connection import connect, load_vec; c = connect(sys.argv[1]); "
             "err = load_vec(c); print(err); print(c.execute('select vec_version()').fetchone()[0]); "
             "print('numpy' in sys.modules, 'sqlite_vec' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code, str(tmp_path / "v.sqlite")], capture_output=True, text=True,
@@ -116,7 +116,7 @@ def _v1_index(path):
 
 def test_schema_1_index_is_refused_read_only_and_rebuilt_by_reindex(vault, cfg_for):
     from vaultrag.errors import IndexCorrupt
-    from vaultrag.store import schema
+    from vaultrag.store.sqlite import schema
     cfg = cfg_for(vault)
     _v1_index(cfg.db_path())
     with pytest.raises(IndexCorrupt, match="older vaultrag.*vaultrag.reindex"):
@@ -141,7 +141,7 @@ def test_rotation_quantizer_matches_numpy_and_keeps_cosine():
     import math
     import random
     np = pytest.importorskip("numpy")
-    from vaultrag.store.vectors import quantize_int8, quantize_int8_batch, rotate
+    from vaultrag.store.sqlite.vectors import quantize_int8, quantize_int8_batch, rotate
     rng = random.Random(3)
     vecs = [[rng.gauss(0, 1) + (3.0 if i == 5 else 0.0) for i in range(48)] for _ in range(50)]
     a, b = vecs[0], vecs[1]
@@ -160,7 +160,7 @@ def test_int8_vec_search_against_brute_force_oracles(tmp_path):
     the float vectors (int8 rounding only). Anisotropic clustered vectors, like Model2Vec's."""
     import struct
     np = pytest.importorskip("numpy")
-    from vaultrag.store.vectors import quantize_int8_batch
+    from vaultrag.store.sqlite.vectors import quantize_int8_batch
     rng = np.random.default_rng(5)
     dim, n, k = 48, 2000, 10
     docs = rng.normal(size=(40, dim))[rng.integers(0, 40, n)] + 0.7 * rng.normal(size=(n, dim))

@@ -10,8 +10,9 @@ from conftest import write_notes
 from vaultrag.indexer import reindex
 from vaultrag.retrieve import search
 from vaultrag.retrieve.channels import build_fts_query
-from vaultrag.store import Store
-from vaultrag.store.sqlite import _osa_distance, _within_one
+from vaultrag.store import Store, Term
+from vaultrag.store.sqlite import fts
+from vaultrag.store.sqlite.vocab import _osa_distance, _within_one
 
 NET = {
     "ARP.md": """
@@ -122,11 +123,12 @@ def test_typos_find_the_note(net, query, note):
 def test_known_words_and_identifiers_stay_exact(net):
     with Store(net.db_path(), readonly=True) as s:
         exact = build_fts_query("kerberos lease", s)
-        assert exact.terms == ('"kerberos"', '"lease"')
+        assert exact.terms == (Term("kerberos"), Term("lease"))
         ident = build_fts_query("parse_cfg3 kerberos5 --kerberos-reelm", s)
-        assert not any("OR" in t for t in ident.terms if "cfg" in t or "kerberos5" in t)
+        assert not any(t.alternatives for t in ident.terms if "cfg" in t.text or "kerberos5" in t.text)
         fixed = build_fts_query("kerberose", s)
-        assert fixed.terms[0].startswith('("kerberose" OR "kerbero"*')
+        assert fixed.terms[0].text == "kerberose" and fixed.terms[0].alternatives[0] == "kerbero"
+        assert fts.expression(fixed.terms[0]).startswith('("kerberose" OR "kerbero"*')
 
 
 def test_an_alias_inside_a_question_is_evidence(net):

@@ -215,7 +215,7 @@ class Service:
 
     def _store(self):
         """This thread's Store, reopened when the database file changed identity (full rebuild)."""
-        from .store import Store
+        from .store import open_store
 
         db = self.cfg.db_path()
         try:
@@ -228,7 +228,7 @@ class Service:
             return cur
         if cur is not None:
             self._drop(cur)
-        store = Store(db, readonly=True)  # raises IndexMissing with the command to run
+        store = open_store(self.cfg, readonly=True)  # raises IndexMissing with the command to run
         self._local.store, self._local.ident = store, ident
         with self._stores_lock:
             self._stores.append(store)

@@ -43,7 +43,7 @@ from dataclasses import dataclass
 
 from .markdown import Document
 
-__all__ = ["ChunkSettings", "Chunk", "chunk_document", "CHUNKER_VERSION"]
+__all__ = ["ChunkSettings", "Chunk", "chunk_document", "settings_for", "CHUNKER_VERSION"]
 
 CHUNKER_VERSION = 1  # bump whenever output changes for the same input: the index records it and re-chunks
 HASH_HEX_CHARS = 16  # 64 bits: collisions within one vault are negligible; half the storage of full hex
@@ -70,6 +70,12 @@ class ChunkSettings:
     def __post_init__(self) -> None:
         if self.max_chars < 1 or self.min_chars < 0 or self.overlap_chars < 0:
             raise ValueError(f"chunk settings need max_chars >= 1 and min_chars, overlap_chars >= 0; got {self}")
+
+
+def settings_for(cfg) -> ChunkSettings:
+    """The chunk settings of a Config (the chunker reads the config, not the other way round)."""
+    return ChunkSettings(min_chars=cfg.min_chars, max_chars=cfg.max_chars, overlap_chars=cfg.overlap_chars,
+                         skip_sections=tuple(s.casefold() for s in cfg.skip_sections))
 
 
 @dataclass(frozen=True)

@@ -25,6 +25,10 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--vault", help="vault folder (default: `vault:` from the config file)")
     p.add_argument("--config", help="config file (default: $VAULTRAG_CONFIG or ~/.config/vaultrag/config.yaml)")
     p.add_argument("--db", help="index database (default: one file per vault under ~/.local/share/vaultrag/)")
+    p.add_argument("--store", help="where the index lives: a SQLite file path or postgresql://user:pass@host:port/db "
+                                   "(default: $VAULTRAG_STORE, `store:`, else --db)")
+    p.add_argument("--collection", help="PostgreSQL: the collection (default: the vault folder's name); "
+                                        "search: a,b reads several")
     p.add_argument("--json", action="store_true", help="print JSON instead of text")
     p.add_argument("-v", "--verbose", action="store_true", help="log progress details to stderr")
 
@@ -64,7 +68,8 @@ def build_parser() -> argparse.ArgumentParser:
 def _config(args):
     from .config import load_config
 
-    return load_config(args.config, vault=args.vault, db=args.db, model=getattr(args, "model", None))
+    return load_config(args.config, vault=args.vault, db=args.db, model=getattr(args, "model", None),
+                       store=args.store, collection=args.collection)
 
 
 class _ProgressPrinter:
@@ -141,7 +146,8 @@ def cmd_status(args) -> int:
         return 0
     e = info["embedding"]
     when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(info["last_reindex"])) if info["last_reindex"] else "never"
-    print(f"index:    {esc(info['db'])} ({info['db_bytes'] / 1e6:.1f} MB, schema {info['schema_version']})")
+    size = f"{info['db_bytes'] / 1e6:.1f} MB, " if info.get("db_bytes") is not None else ""
+    print(f"index:    {esc(info['db'])} ({size}schema {info['schema_version']})")
     print(f"vault:    {esc(info['vault'])}")
     print(f"contents: {info['files']} files, {info['chunks']} chunks, {info['links']} links, {info['vectors']} vectors")
     print(f"vectors:  " + (f"{e['model']}" + (f" (fallback: {e['fallback_reason']})" if e["fallback_reason"] else "")
@@ -153,11 +159,13 @@ def cmd_status(args) -> int:
     if stale:
         print(f"leftover: {len(stale)} files ({sum(r['bytes'] for r in stale) / 1e6:.1f} MB) of an interrupted full "
               f"rebuild, e.g. {stale[0]['path']}; the next reindex removes them")
+    for c in info.get("collections", []):  # PostgreSQL: every collection in the database
+        print(f"collection: {esc(c['name'])}: {c['chunks']} chunks (generation {c['generation']})")
     return 0
 
 
 def cmd_search(args) -> int:
-    from .retrieve import cli_search
+    from .search_cli import cli_search
 
     return cli_search(args, _config(args))
 

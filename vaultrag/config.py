@@ -65,13 +65,11 @@ class Config:
     pretool_tools: tuple[str, ...] = ("Grep", "Glob", "WebSearch", "WebFetch", "Task", "Agent")
     compress_threshold_chars: int = 8000
     compress_budget_chars: int = 4000
+    # Issue 15: where the index lives (a SQLite path or a postgresql:// URL; None: `db`, else one
+    # file per vault) and, on PostgreSQL, the collection (None: the vault folder's name; "a,b" to search several).
+    store: str | None = None
+    collection: str | None = None
     source: tuple[str, ...] = field(default=(), compare=False)  # where values came from, for status
-
-    def chunk_settings(self):
-        from .chunker import ChunkSettings  # lazy: only the indexer and changed-file citations need it
-
-        return ChunkSettings(min_chars=self.min_chars, max_chars=self.max_chars, overlap_chars=self.overlap_chars,
-                             skip_sections=tuple(s.casefold() for s in self.skip_sections))
 
     def db_path(self) -> Path:
         if self.db is not None:
@@ -99,7 +97,8 @@ _ALIASES = {  # YAML section.key -> Config field
     "hooks.compress_budget_chars": "compress_budget_chars",
 }
 _ENV = {
-    "VAULTRAG_VAULT": "vault", "VAULTRAG_DB": "db", "VAULTRAG_MODEL": "model",
+    "VAULTRAG_VAULT": "vault", "VAULTRAG_DB": "db", "VAULTRAG_MODEL": "model", "VAULTRAG_STORE": "store",
+    "VAULTRAG_COLLECTION": "collection",
     "VAULTRAG_MAX_TOKENS": "max_tokens", "VAULTRAG_HOOK_MAX_TOKENS": "hook_max_tokens",
 }
 _FIELDS = {f.name: f for f in dataclasses.fields(Config) if f.name != "source"}

@@ -36,3 +36,7 @@ class ModelMismatch(VaultragError):
 
 class DependencyMissing(VaultragError):
     """An optional heavy dependency is not installed."""
+
+
+class StoreUnavailable(VaultragError):
+    """The configured store (a PostgreSQL server) cannot be reached or lacks what vaultrag needs."""

@@ -3,8 +3,9 @@
 Incremental by (mtime_ns, size), confirmed by content hash: a touched but unchanged file only gets
 its mtime updated. Vectors are reused by the hash of the embedded input, so a renamed or moved
 note, or an edit to one section, is not re-embedded. One transaction per file: an interrupted run
-leaves every file either fully old or fully new. Full rebuilds write a new database beside the old
-one and swap it in atomically, so a failed rebuild never loses the existing index.
+leaves every file either fully old or fully new. Full rebuilds write a shadow copy and swap it in
+at once (store/: a new file beside the old one; a new generation of the collection), so a failed
+rebuild never loses the existing index and readers never see a half-built one.
 """
 from __future__ import annotations
 
@@ -22,12 +23,10 @@ from typing import Callable
 
 from . import chunker, markdown
 from .config import ALWAYS_EXCLUDED, Config
-from .errors import IndexLocked, IndexUnwritable, VaultNotFound
-from .leftovers import REBUILD_INFIX, remove_stale_rebuilds
+from .errors import VaultNotFound
 from .paths import KEY_META, display_path, new_key, shown_part, stored_path
 from .scrubber import scrub
-from .store import ChunkRow, FileWrite, LinkRow, Store
-from .store.vectors import quantize_int8_batch
+from .store import ChunkRow, FileWrite, LinkRow, Store, backend_for
 from .textutil import meta_key
 from .tokens import load_counter
 
@@ -214,7 +213,7 @@ def build_file(rel: str, st: os.stat_result, raw: bytes, text: str, cfg: Config,
     stored = rel if stored is None else stored
     shown = shown_part(stored)
     doc = markdown.parse(clean, shown)
-    chunks = chunker.chunk_document(doc, cfg.chunk_settings())
+    chunks = chunker.chunk_document(doc, chunker.settings_for(cfg))
     rows: list[ChunkRow] = []
     inputs: list[str] = []
     for ch in chunks:
@@ -252,50 +251,6 @@ def build_file(rel: str, st: os.stat_result, raw: bytes, text: str, cfg: Config,
                    title=doc.title, note_type=doc.note_type, stem_key=markdown.link_key(shown),
                    chunks=tuple(rows), links=links, keys=tuple(dict.fromkeys(keys)))
     return fw, inputs, secrets, list(doc.warnings)
-
-
-# -- locking ----------------------------------------------------------------------------------
-class ReindexLock:
-    """An exclusive lock file beside the database so two reindexes never interleave."""
-
-    def __init__(self, db: Path, wait_s: float):
-        self.path = db.with_name(db.name + ".lock")
-        self.wait_s = wait_s
-        self.fd: int | None = None
-        self.exclusive = False  # True once an flock is held (not on Windows)
-
-    def __enter__(self) -> "ReindexLock":
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-            self.fd = os.open(self.path, os.O_CREAT | os.O_RDWR, 0o600)
-        except OSError as exc:  # a read-only data folder: say so (it used to surface as a corrupt index)
-            raise IndexUnwritable(f"cannot write beside the index in {self.path.parent} ({exc.strerror}); make the "
-                                  f"folder writable (chmod u+w), or choose another place with --db / `db:`") from None
-        try:
-            import fcntl
-        except ImportError:  # Windows: no advisory locks; SQLite's own locking still protects the file
-            return self
-        deadline = time.monotonic() + self.wait_s
-        while True:
-            try:
-                fcntl.flock(self.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except BlockingIOError:
-                if time.monotonic() >= deadline:
-                    holder = os.pread(self.fd, 32, 0).decode(errors="replace").strip() or "unknown"
-                    os.close(self.fd)
-                    self.fd = None
-                    raise IndexLocked(f"another reindex (pid {holder}) holds {self.path}; waited "
-                                      f"{self.wait_s:.0f} s. Let it finish, or retry later.") from None
-                time.sleep(0.2)
-        self.exclusive = True
-        os.ftruncate(self.fd, 0)
-        os.pwrite(self.fd, str(os.getpid()).encode(), 0)
-        return self
-
-    def __exit__(self, *exc) -> None:
-        if self.fd is not None:
-            os.close(self.fd)  # closing releases the flock
 
 
 # -- the run ----------------------------------------------------------------------------------
@@ -338,48 +293,41 @@ def reindex(cfg: Config, *, full: bool = False, progress: Progress | None = None
     root = Path(cfg.vault).expanduser().resolve()
     if not root.is_dir():
         raise VaultNotFound(f"vault folder {root} does not exist or is not a folder; check --vault / `vault:`")
-    db = cfg.db_path()
-    report = Report(db=str(db), vault=str(root), full=full)
-    with ReindexLock(db, lock_wait_s) as lock:
-        stale, stale_bytes = remove_stale_rebuilds(db, lock.exclusive)
+    backend = backend_for(cfg)
+    report = Report(db=backend.location, vault=str(root), full=full)
+    with backend.lock(lock_wait_s) as lock:
+        stale, stale_bytes = backend.remove_leftovers(lock)  # SQLite: files of a killed --full
         if stale:
             report.warnings.append(("", f"removed {stale} files ({stale_bytes / 1e6:.1f} MB) left by an "
                                         f"interrupted full rebuild"))
-        target = db.with_name(db.name + f"{REBUILD_INFIX}{os.getpid()}") if full else db
-        if full:
-            _remove_db(target)
-        try:
-            with Store(target) as store, _Interrupt() as stop:
-                if store.rebuilt_from is not None:
-                    report.warnings.append(("", f"index schema {store.rebuilt_from} is from an older vaultrag: "
-                                                f"rebuilt from the vault"))
-                _run(store, cfg, root, report, progress, stop, embed, full)
-                if not report.interrupted:  # issue 12: hooks' per-vault injection threshold
-                    from .retrieve.inject import recalibrate
-                    recalibrate(cfg, store)
-            if full and not report.interrupted:
-                _remove_db(db, keep_main=True)
-                os.replace(target, db)
-        finally:
-            if full:
-                _remove_db(target)
+        if full:  # into a shadow copy, published at once when the run completes
+            with backend.rebuild() as rebuild, _Interrupt() as stop:
+                _run_on(rebuild.store, cfg, root, report, progress, stop, embed, full)
+                if not report.interrupted:
+                    rebuild.publish()
+        else:
+            with backend.open() as store, _Interrupt() as stop:
+                _run_on(store, cfg, root, report, progress, stop, embed, full)
     report.seconds = round(time.monotonic() - started, 3)
     return report
 
 
-def _remove_db(path: Path, keep_main: bool = False) -> None:
-    for suffix in ("-wal", "-shm", "-journal") + (() if keep_main else ("",)):
-        try:
-            os.unlink(str(path) + suffix)
-        except FileNotFoundError:
-            pass
+def _run_on(store: Store, cfg: Config, root: Path, report: Report, progress: Progress | None, stop: _Interrupt,
+            embed: bool, full: bool) -> None:
+    if store.rebuilt_from is not None:
+        report.warnings.append(("", f"index schema {store.rebuilt_from} is from an older vaultrag: "
+                                    f"rebuilt from the vault"))
+    _run(store, cfg, root, report, progress, stop, embed, full)
+    if not report.interrupted:  # issue 12: hooks' per-vault injection threshold
+        from .retrieve.inject import recalibrate
+        recalibrate(cfg, store)
 
 
 def _run(store: Store, cfg: Config, root: Path, report: Report, progress: Progress | None, stop: _Interrupt,
          embed: bool, full: bool) -> None:
     tok_name, count_tokens = load_counter()
     fingerprint = settings_fingerprint(cfg, tok_name)
-    reprocess_all = store.get_meta("settings") != fingerprint
+    reprocess_all = store.meta().settings != fingerprint
     embedder = _setup_vectors(store, cfg, report) if embed else None
     if not embed:
         report.embedding.reason = "disabled (--no-embed)"
@@ -455,11 +403,9 @@ def _run(store: Store, cfg: Config, root: Path, report: Report, progress: Progre
         if embedder is not None and report.embedding.reembedded_all:
             _embed_missing(store, embedder, cfg, report)
         with store.transaction():
-            store.set_meta("settings", fingerprint)
-            store.set_meta("tokenizer", tok_name)
-            store.set_meta("vault", str(root))
-            store.set_meta("last_reindex", json.dumps({"at": time.time(), "report": _brief(report)}))
-            store.set_meta("embedding", json.dumps(asdict(report.embedding)))
+            store.update_meta(settings=fingerprint, tokenizer=tok_name, vault=str(root),
+                              last_reindex={"at": time.time(), "report": _brief(report)},
+                              embedding=asdict(report.embedding))
     if full and not report.interrupted:
         store.optimize(compact=True)  # one VACUUM (optimize alone may run one when pages freed)
     elif report.added + report.updated + report.deleted >= OPTIMIZE_AFTER_FILES:
@@ -478,9 +424,9 @@ def _setup_vectors(store: Store, cfg: Config, report: Report):
     emb = report.embedding
     if store.vec_error is not None:
         emb.reason = store.vec_error
-        if store.get_meta("vector_dim") is not None:  # vectors exist but can't be kept in step now
+        if store.meta().vector_dim is not None:  # vectors exist but can't be kept in step now
             with store.transaction():
-                store.set_meta("vectors_invalid", "1")
+                store.update_meta(vectors_invalid=True)
         return None
     try:
         from .embedder import load_embedder
@@ -495,28 +441,16 @@ def _setup_vectors(store: Store, cfg: Config, report: Report):
     emb.fallback_reason = embedder.fallback_reason
     fp = json.dumps({"model": embedder.model_id, "dim": embedder.dim, "vocab": embedder.vocab_size,
                      "weights_sha256": embedder.weights_sha256, "vector_type": cfg.vector_type}, sort_keys=True)
-    if store.get_meta("model_fingerprint") != fp or not store.has_vec_table() or store.get_meta("vectors_invalid"):
-        previous = store.meta_json("model_fingerprint").get("model")
+    meta = store.meta()
+    if meta.model_fingerprint != fp or not store.has_vectors() or meta.vectors_invalid:
+        previous = meta.model()
         with store.transaction():
             store.reset_vectors(embedder.dim, cfg.vector_type)
-            store.set_meta("model_fingerprint", fp)
-            store.set_meta("model_path", str(embedder.path))
-            store.conn.execute("DELETE FROM meta WHERE key = 'vectors_invalid'")
+            store.update_meta(model_fingerprint=fp, model_path=str(embedder.path), vectors_invalid=False)
         if store.counts()["chunks"]:
             emb.reembedded_all = True
             log.info("embedding model changed (%s -> %s): re-embedding every chunk", previous, embedder.model_id)
     return embedder
-
-
-def to_blobs(vecs, vector_type: str) -> list[bytes | None]:
-    """Embedded vectors (a matrix, one a row) as vec0 blobs: float32 as is; int8 rotated and scaled
-    as store/vectors.py explains (None for an all-zero vector, which gets no row)."""
-    import numpy as np
-
-    m = np.asarray(vecs, dtype=np.float32)
-    if vector_type != "int8":
-        return [row.astype("<f4").tobytes() for row in m]
-    return quantize_int8_batch(m)
 
 
 def _embed_batch(store: Store, embedder, inputs_per_file: list[list[str]], files: list[FileWrite], cfg: Config,
@@ -533,7 +467,7 @@ def _embed_batch(store: Store, embedder, inputs_per_file: list[list[str]], files
                 todo.setdefault(ch.embed_hash, inp)
     if todo:
         vecs = embedder.encode(list(todo.values()), batch_size=cfg.embed_batch_size)
-        for h, blob in zip(todo, to_blobs(vecs, cfg.vector_type)):
+        for h, blob in zip(todo, store.pack_vectors(vecs, cfg.vector_type)):
             known[h] = blob
     report.embedding.embedded += len(todo)
     report.embedding.reused += len(hashes) - len(todo)
@@ -546,7 +480,7 @@ def _embed_missing(store: Store, embedder, cfg: Config, report: Report) -> None:
         part = rows[i:i + 1024]
         vecs = embedder.encode([embed_input(t, h, x) for _, t, h, x in part], batch_size=cfg.embed_batch_size)
         with store.transaction():
-            for (cid, *_), blob in zip(part, to_blobs(vecs, cfg.vector_type)):
+            for (cid, *_), blob in zip(part, store.pack_vectors(vecs, cfg.vector_type)):
                 if blob is not None:
                     store.put_vector(cid, blob)
         report.embedding.embedded += len(part)

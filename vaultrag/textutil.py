@@ -138,11 +138,6 @@ def query_terms(text: str) -> list[str]:
     return out
 
 
-def fts_phrase(term: str) -> str:
-    """Quote one term as an FTS5 string: the only escaping FTS5 needs is doubling `"`."""
-    return '"' + term.replace('"', '""') + '"'
-
-
 # Inflected languages: FTS5's porter stemmer only knows English, so "столицы" never matches
 # "столица" and "größten" never matches "größte". For a word outside ASCII we search its leading
 # part as an FTS5 prefix query instead (truncation stemming). Measured with benchmarks/eval.py,
@@ -158,12 +153,6 @@ def word_prefix(term: str) -> str | None:
     if " " in term or len(term) < PREFIX_MIN_CHARS or CJK_RE.search(term):
         return None
     return term[: max(4, math.ceil(len(term) * PREFIX_KEEP))]
-
-
-def fts_term(term: str) -> str:
-    """One query term as an FTS5 expression: quoted, and a prefix query for a non-ASCII word."""
-    stem = None if term.isascii() else word_prefix(term)
-    return fts_phrase(stem) + "*" if stem else fts_phrase(term)
 
 
 _NON_WORD_RE = re.compile(r"[\W_]+", re.UNICODE)

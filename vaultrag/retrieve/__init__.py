@@ -1,50 +1,7 @@
 """Retrieval: one query in, a small cited answer out. See pipeline.search()."""
 from __future__ import annotations
 
-import json
-import sys
-
 from .pipeline import search
 from .types import Answer, ChannelStatus, Hit
 
-__all__ = ["search", "Answer", "Hit", "ChannelStatus", "cli_search"]
-
-
-def cli_search(args, cfg) -> int:
-    """`vaultrag search`: one query, or a JSONL file of queries (one answer a line)."""
-    from ..errors import VaultragError
-    from ..render import render_context, render_human
-    from ..store import Store
-
-    channels = [c.strip() for c in args.channels.split(",")] if args.channels else None
-    if channels:
-        unknown = sorted(set(channels) - {"meta", "bm25", "vec"})
-        if unknown:
-            raise VaultragError(f"unknown channel(s) {', '.join(unknown)}; choose from meta,bm25,vec")
-    if args.no_gate and args.context:
-        raise VaultragError("--no-gate and --context do not go together: a hook never injects weak matches")
-    # An explicit search asked for k hits returns k whole hits; the token budget shapes context
-    # blocks (--context, hooks), or any search given --max-tokens.
-    budget = args.max_tokens if args.max_tokens is not None else (None if args.context else 0)
-    opts = dict(k=args.k, channels=channels, graph=not args.no_graph, max_tokens=budget,
-                gate=not args.no_gate)
-    with Store(cfg.db_path(), readonly=True) as store:
-        if args.queries:
-            with open(args.queries, encoding="utf-8") as fh:
-                for line in fh:
-                    if not line.strip():
-                        continue
-                    item = json.loads(line)
-                    ans = search(str(item.get("text", "")), cfg, store=store, **opts)
-                    print(json.dumps({"_id": item.get("_id"), **ans.to_dict(timings=True)}, ensure_ascii=False))
-            return 0
-        if not args.query:
-            raise VaultragError("give a query, or --queries FILE.jsonl")
-        ans = search(args.query, cfg, store=store, **opts)
-    if args.json:
-        print(json.dumps(ans.to_dict(timings=args.explain), ensure_ascii=False, indent=2))
-    elif args.context:
-        print(render_context(ans))
-    else:
-        print(render_human(ans, explain=args.explain, color=sys.stdout.isatty()))
-    return 0
+__all__ = ["search", "Answer", "Hit", "ChannelStatus"]

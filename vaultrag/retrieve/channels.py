@@ -2,16 +2,14 @@
 cannot run says why and the others still answer. Standard library only (hook path)."""
 from __future__ import annotations
 
-import math
-import struct
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..store import Store
-from ..textutil import fts_phrase, fts_term, meta_key, query_terms, word_prefix
+from ..store import Store, Term
+from ..textutil import meta_key, query_terms, word_prefix
 from .types import ChannelStatus
 
-# FTS5 column weights: chunk text, heading path, 'title | type | tags' context (issue 5).
+# BM25 column weights: chunk text, heading path, 'title | type | tags' context (issue 5).
 BM25_WEIGHTS = (1.0, 0.5, 0.3)
 # Long prompts: keep the rarest terms only. A raw 20-word OR query cost 187 ms at 50k chunks,
 # pruned to 5 rarest terms 9 ms; rare terms carry almost all of BM25's signal anyway.
@@ -39,64 +37,77 @@ MIN_META_SCORE = 0.5
 
 @dataclass(frozen=True)
 class FtsQuery:
-    match: str  # the FTS5 MATCH expression ('' when there is nothing to search)
-    terms: tuple[str, ...]  # kept terms, as FTS5 expressions
-    dropped: tuple[str, ...]  # terms pruned: too common, or in no chunk at all
-    df: dict[str, int]  # document counts of every term (capped), when pruning ran
-    loose: dict[str, str] | None = None  # term -> the looser form the evidence gate accepts
+    """The lexical query: backend-neutral terms the store turns into its own syntax."""
+    terms: tuple[Term, ...]  # kept terms (OR-ed: BM25 rewards chunks matching more of them)
+    dropped: tuple[Term, ...]  # terms pruned: too common, or in no chunk at all
+    df: dict[Term, int]  # document counts of every term (capped), when pruning ran
+    loose: dict[Term, tuple[Term, ...]] | None = None  # term -> the looser forms the evidence gate accepts
+
+    @property
+    def match(self) -> bool:
+        """Anything to search."""
+        return bool(self.terms)
+
+
+LexicalQuery = FtsQuery
+
+
+def query_term(word: str) -> Term:
+    """One query word as a Term: a non-ASCII word is searched by its leading part (a prefix:
+    textutil.word_prefix); ASCII words whole (the index stems English); a CJK bigram as is."""
+    stem = None if word.isascii() else word_prefix(word)
+    return Term(stem, prefix=True) if stem else Term(word)
 
 
 def build_fts_query(text: str, store: Store | None = None, max_terms: int = MAX_QUERY_TERMS) -> FtsQuery:
-    """The one function that turns user text into an FTS5 query.
-
-    Every term is quoted (so `-`, `:`, `*`, `AND`, parentheses and quotes in user text are plain
-    text, never syntax) and the terms are OR-ed; BM25 rewards chunks matching more of them. A
-    non-ASCII word is searched by its leading part (textutil.fts_term). With
-    more than `max_terms` terms and a store at hand, only the rarest are kept.
-    """
-    loose: dict[str, str] = {}
+    """The one function that turns user text into lexical query terms (the store quotes them in
+    its own syntax, so nothing in user text is ever syntax). With more than `max_terms` terms and a
+    store at hand, only the rarest are kept."""
+    loose: dict[Term, tuple[Term, ...]] = {}
     for word in query_terms(text):
-        term = fts_term(word)
+        term = query_term(word)
         stem = word_prefix(word) if word.isascii() else None  # a non-ASCII term is a prefix already
-        loose.setdefault(term, f"{term} OR {fts_phrase(stem)}*" if stem else term)
+        loose.setdefault(term, (term, Term(stem, prefix=True)) if stem else (term,))
     terms = list(loose)
-    df: dict[str, int] = {}
-    dropped: list[str] = []
+    df: dict[Term, int] = {}
+    dropped: list[Term] = []
     pruning = len(terms) > max_terms and store is not None
     if pruning:
-        df = {t: store.fts_doc_count(t, DF_COUNT_CAP) for t in terms}
+        df = {t: store.doc_freq(t, DF_COUNT_CAP) for t in terms}
     if store is not None:
         fixed = typo_alternatives(store, terms, df)
         if fixed:
             terms = [fixed.get(t, t) for t in terms]
-            for t, expr in fixed.items():
-                loose[expr] = expr
+            for t, alt in fixed.items():
+                loose[alt] = (alt,)
                 if pruning:
-                    df[expr] = store.fts_doc_count(expr, DF_COUNT_CAP)
+                    df[alt] = store.doc_freq(alt, DF_COUNT_CAP)
     if pruning:
         present = [t for t in terms if df[t] > 0]
         order = sorted(present, key=lambda t: (df[t], terms.index(t)))
         keep = set(order[:max_terms])
         dropped = [t for t in terms if t not in keep]
         terms = [t for t in terms if t in keep]
-    return FtsQuery(" OR ".join(terms), tuple(terms), tuple(dropped), df, loose)
+    return FtsQuery(tuple(terms), tuple(dropped), df, loose)
 
 
-def _typo_word(term: str) -> str | None:
-    """The plain word inside a quoted ASCII term that typo tolerance may correct, else None:
-    letters only (identifiers with digits, underscores or dots stay exact), TYPO_MIN_CHARS+."""
-    w = term[1:-1] if term.startswith('"') and term.endswith('"') else ""
+def _typo_word(term: Term) -> str | None:
+    """The plain word of a whole ASCII term that typo tolerance may correct, else None: letters
+    only (identifiers with digits, underscores or dots stay exact), TYPO_MIN_CHARS+."""
+    w = term.text if not term.prefix and not term.alternatives else ""
     return w if len(w) >= TYPO_MIN_CHARS and w.isascii() and w.isalpha() else None
 
 
-def typo_alternatives(store: Store, terms: list[str], df: dict[str, int]) -> dict[str, str]:
-    """term -> `("word" OR "near"* ...)` for words no chunk holds ("kerberose", "leese"): the
-    index's nearest terms (store.near_terms over its FTS vocabulary, stemmed as it stems) join
-    the word. Words the index knows are never touched, so exact identifiers stay exact."""
+def typo_alternatives(store: Store, terms: list[Term], df: dict[Term, int]) -> dict[Term, Term]:
+    """term -> the same term with `alternatives` (searched as `word OR near* ...`) for words no
+    chunk holds ("kerberose", "leese"): the index's nearest terms (store.near_terms over its
+    vocabulary, stemmed as it stems) join the word. Words the index knows are never touched, so
+    exact identifiers stay exact. A backend without a vocabulary (Store.near_terms: none) corrects
+    nothing."""
     unknown = []
     for t in terms:
         w = _typo_word(t)
-        if w and (df[t] if t in df else store.fts_doc_count(t, 1)) == 0:
+        if w and (df[t] if t in df else store.doc_freq(t, 1)) == 0:
             unknown.append((t, w))
         if len(unknown) >= TYPO_MAX_WORDS:
             break
@@ -109,16 +120,14 @@ def typo_alternatives(store: Store, terms: list[str], df: dict[str, int]) -> dic
         cap = 2 if len(stem) >= TYPO_TWO_EDITS_CHARS else 1
         near = store.near_terms(stem, cap, TYPO_ALTERNATIVES)
         if near:
-            out[t] = "(" + " OR ".join([t] + [fts_phrase(c) + "*" for c, _, _ in near]) + ")"
+            out[t] = Term(t.text, t.prefix, tuple(c for c, _, _ in near))
     return out
 
 
 def bm25_channel(store: Store, q: FtsQuery, limit: int) -> tuple[list[tuple[int, float]], ChannelStatus]:
     if not q.match:
         return [], ChannelStatus(ran=True, hits=0, reason="no searchable terms")
-    hits = store.fts_search(q.match, limit, BM25_WEIGHTS)
-    # bm25() is negative (lower is better); report it positive so larger means stronger everywhere.
-    hits = [(cid, -score) for cid, score in hits]
+    hits = store.lexical(q.terms, limit, BM25_WEIGHTS)  # BM25, larger is stronger
     note = f"pruned {len(q.dropped)} common terms" if q.dropped else None
     return hits, ChannelStatus(ran=True, hits=len(hits), reason=note)
 
@@ -189,18 +198,9 @@ def encoder_for(model_path: str):
     return enc
 
 
-def query_blob(vec: list[float], vector_type: str) -> bytes | None:
-    """Pack a query vector as float32. For int8 indexes `Store.vec_search` quantises it exactly as
-    the chunks were (store/vectors.py); packing it as int8 here would round it twice."""
-    if vector_type == "int8" and not any(vec):
-        return None
-    return struct.pack(f"<{len(vec)}f", *vec)
-
-
 @dataclass(frozen=True)
 class QueryVector:
-    blob: bytes  # packed like the index's vectors
-    vector_type: str
+    vector: tuple[float, ...]  # the query embedded by the index's own model (the store packs it)
     known: float  # share of the query's words the model's vocabulary holds whole (0..1)
 
 
@@ -208,11 +208,12 @@ def vec_channel(store: Store, text: str, limit: int) -> tuple[list[tuple[int, fl
     """Vector KNN. Also returns the query vector, which fusion uses to re-score lexical hits."""
     if store.vec_error is not None:
         return [], ChannelStatus(ran=False, reason=store.vec_error), None
-    if store.get_meta("vectors_invalid") == "1":
+    meta = store.meta()
+    if meta.vectors_invalid:
         return [], ChannelStatus(ran=False, reason="vectors out of date; run python -m vaultrag.reindex"), None
-    if not store.has_vec_table():
+    if not store.has_vectors():
         return [], ChannelStatus(ran=False, reason="the index has no vectors (built without an embedding model)"), None
-    model_path = store.get_meta("model_path")
+    model_path = meta.model_path
     if not model_path or not Path(model_path).is_dir():
         return [], ChannelStatus(ran=False, reason=f"embedding model folder {model_path!r} not found; run reindex"), None
     try:
@@ -221,19 +222,18 @@ def vec_channel(store: Store, text: str, limit: int) -> tuple[list[tuple[int, fl
         known = enc.known_share(query_terms(text))
     except Exception as exc:  # unreadable model files: degrade to the other channels
         return [], ChannelStatus(ran=False, reason=f"query encoder failed: {exc}"), None
-    vtype = store.vector_type()
-    blob = query_blob(list(vec), vtype)
-    if blob is None:
+    vector = tuple(float(x) for x in vec)
+    if not any(vector):
         return [], ChannelStatus(ran=True, hits=0, reason="no known tokens in the query"), None
-    hits = _similarity(store.vec_search(blob, limit, vtype))
-    return hits, ChannelStatus(ran=True, hits=len(hits)), QueryVector(blob, vtype, known)
+    hits = _rounded(store.knn(vector, limit))
+    return hits, ChannelStatus(ran=True, hits=len(hits)), QueryVector(vector, known)
 
 
 def similarities(store: Store, qv: QueryVector, ids: list[int]) -> dict[int, float]:
     """Cosine similarity of the query to each of `ids` that has a vector."""
-    return dict(_similarity(store.vec_distances(qv.blob, ids, qv.vector_type).items()))
+    return dict(_rounded(store.similarities(qv.vector, ids).items()))
 
 
-def _similarity(distances) -> list[tuple[int, float]]:
-    """Cosine distances as similarities (1 - distance): larger is stronger, like the other channels."""
-    return [(cid, round(1.0 - dist, 6)) for cid, dist in distances if not math.isnan(dist)]
+def _rounded(sims) -> list[tuple[int, float]]:
+    """Similarities to 6 decimals: the same bytes out on every platform and backend."""
+    return [(cid, round(sim, 6)) for cid, sim in sims]

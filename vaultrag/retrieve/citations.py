@@ -9,7 +9,8 @@ Only a regular file inside the vault is read, and at most `max_bytes` of it (see
 swapped for a symlink (to `/etc/passwd`, or to another note), a FIFO, a device or an oversized file
 is not read. Such a hit keeps the text stored at index time and is marked `stored` ("the index's
 copy; the file on disk could not be checked safely"), so nothing from outside the vault is ever
-shown under a vault path.
+shown under a vault path. No vault folder on this machine at all (a shared PostgreSQL index
+searched from elsewhere): the stored text and lines, marked `stored` too.
 """
 from __future__ import annotations
 
@@ -126,3 +127,8 @@ def locate(ch: StoredChunk, files: FileCache) -> tuple[str, str, int, int] | Non
     if best is None or best_ratio < RELOCATE_MIN_SIMILARITY:
         return None
     return SOURCE_CHANGED, best.text, best.line_start, best.line_end
+
+
+def stored_copy(ch: StoredChunk) -> tuple[str, str, int, int]:
+    """The chunk as the index stored it, for a searcher without the files (`citation: "stored"`)."""
+    return STORED, ch.text, ch.line_start, ch.line_end

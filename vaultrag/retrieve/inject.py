@@ -208,11 +208,11 @@ def decide(answer, prompt: str, calibration: Calibration | None) -> Decision:
 def hook_answer(query: str, cfg, *, max_tokens: int | None = None, store=None):
     """search() as a hook should use it: the Answer when it earns unsolicited injection, else a
     no_evidence Answer with reason "not_injected" (its evidence says why: `inject`)."""
-    from ..store import Store
+    from ..store import open_store
     from .pipeline import search
 
     own = store is None
-    store = store or Store(cfg.db_path(), readonly=True)
+    store = store or open_store(cfg, readonly=True)
     try:
         ans = search(query, cfg, store=store, max_tokens=max_tokens)
         d = decide(ans, query, Calibration.from_json(store.get_meta(META_KEY)))

@@ -8,10 +8,10 @@ from pathlib import Path
 from typing import Iterable
 
 from ..config import Config, load_config
-from ..store import Store, StoredChunk
+from ..store import Store, StoredChunk, open_store
 from ..textutil import CJK_RE, STOPWORDS, query_terms
 from .channels import FtsQuery, bm25_channel, build_fts_query, meta_channel, similarities, vec_channel
-from .citations import FileCache, changed_on_disk, locate
+from .citations import FileCache, changed_on_disk, locate, stored_copy
 from .fusion import rescore, rrf
 from .graph import expand
 from .types import CHANNELS, Answer, Candidate, ChannelStatus, Hit
@@ -110,8 +110,8 @@ def diversify(cands: Iterable[Candidate], chunks: dict[int, StoredChunk], max_pe
     return out
 
 
-def _cjk_chars(term: str) -> set[str]:
-    return set(CJK_RE.findall(term))
+def _cjk_chars(term) -> set[str]:
+    return set(CJK_RE.findall(term.text))
 
 
 def term_coverage(store: Store, fq: FtsQuery, ids: list[int]) -> float:
@@ -136,10 +136,10 @@ def term_evidence(store: Store, fq: FtsQuery, ids: list[int]) -> dict:
     none = {"term_coverage": 0.0, "specificity": 0.0, "terms_matched": 0, "terms_total": 0}
     absent = [t for t in fq.dropped if fq.df.get(t) == 0][:GATE_MAX_ABSENT]
     terms = list(fq.terms) + absent
-    if not ids or not terms or all(t.strip('"*') in STOPWORDS for t in terms):
+    if not ids or not terms or all(t.text in STOPWORDS for t in terms):
         return none
     n = max(1, store.chunk_count())
-    df = {t: fq.df[t] if t in fq.df else store.fts_doc_count(t, n) for t in terms}
+    df = {t: fq.df[t] if t in fq.df else store.doc_freq(t, n) for t in terms}
     present = [t for t in fq.terms if df[t]] + [t for t in fq.dropped if fq.df.get(t)]
     known_cjk = set().union(*(_cjk_chars(t) for t in present))
     weight = {t: math.log(1 + (n - df[t] + 0.5) / (df[t] + 0.5)) ** 2 for t in terms
@@ -150,12 +150,12 @@ def term_evidence(store: Store, fq: FtsQuery, ids: list[int]) -> dict:
     got = {cid: 0.0 for cid in ids}
     held: dict[int, list[str]] = {cid: [] for cid in ids}
     for t in weight:
-        found = store.fts_contains(t, ids) if df[t] else set()
-        looser = (fq.loose or {}).get(t, t)
+        found = store.contains((t,), ids) if df[t] else set()
+        looser = (fq.loose or {}).get(t, (t,))
         missed = [cid for cid in ids if cid not in found]
-        if looser != t and missed:  # the prefix form is the costly query: ask only where needed
-            found |= store.fts_contains(looser, missed)
-        credit = GATE_TYPO_CREDIT if t.startswith("(") else 1.0  # a typo's correction: half a match
+        if looser != (t,) and missed:  # the prefix form is the costly query: ask only where needed
+            found |= store.contains(looser, missed)
+        credit = GATE_TYPO_CREDIT if t.alternatives else 1.0  # a typo's correction: half a match
         for cid in found:
             got[cid] += weight[t] * credit
             held[cid].append(t)
@@ -215,7 +215,7 @@ def search(query: str, config: Config | None = None, *, k: int | None = None, ch
     `gate=False` returns the ranking even when the evidence is weak (`evidence["passed"]` still
     says what the gate decided); the eval harness uses it to measure ranking and gate apart.
     `max_tokens=0` returns every hit whole, ignoring the token and 10,000-character budgets."""
-    from ..render import fit_budget
+    from .budget import fit_budget
 
     cfg = config or load_config()
     t0 = time.perf_counter()
@@ -223,9 +223,9 @@ def search(query: str, config: Config | None = None, *, k: int | None = None, ch
     k = k or cfg.k
     wanted = tuple(c for c in CHANNELS if channels is None or c in set(channels))
     own = store is None
-    store = store or Store(cfg.db_path(), readonly=True)
+    store = store or open_store(cfg, readonly=True)
     try:
-        vault = Path(cfg.vault or store.get_meta("vault") or ".")
+        vault = Path(cfg.vault or store.meta().vault or ".")
         status: dict[str, ChannelStatus] = {}
         results: dict[str, list[tuple[int, float]]] = {}
         pinned: set[int] = set()
@@ -314,11 +314,15 @@ def search(query: str, config: Config | None = None, *, k: int | None = None, ch
         timings["graph"] = (time.perf_counter() - t) * 1000
 
         t = time.perf_counter()
-        files = FileCache(vault, cfg.chunk_settings, cfg.max_file_bytes, store.get_meta("path_key"))
+        path_key = store.meta().path_key  # finds the real file of a path stored redacted (paths.py)
+        caches: dict[Path, FileCache] = {}  # one per vault folder (a search over several collections)
         hits: list[Hit] = []
         for cand in picked:
             ch = chunks[cand.chunk_id]
-            found = locate(ch, files)
+            root = Path(ch.root) if ch.root else vault
+            files = _file_cache(caches, root, cfg, path_key)
+            # A shared index searched from a machine without the files: cite the stored text.
+            found = locate(ch, files) if root.is_dir() else stored_copy(ch)
             if found is None:
                 continue
             citation, text, start, end = found
@@ -327,7 +331,8 @@ def search(query: str, config: Config | None = None, *, k: int | None = None, ch
                             line_end=end, citation=citation, score=cand.score, ranks=cand.ranks, raw=cand.raw,
                             via=cand.via, graph_provenance=cand.graph_provenance, tokens=tokens, chunk_id=ch.id,
                             content_hash=ch.content_hash))
-        stale = changed_on_disk(vault, list(chunks.values()), files)
+        stale = changed_on_disk(vault, [c for c in chunks.values() if not c.root],
+                                _file_cache(caches, vault, cfg, path_key)) if vault.is_dir() else 0
         timings["citations"] = (time.perf_counter() - t) * 1000
         if not hits:
             return Answer("no_evidence", "unresolvable", query, status, stale, (), evidence, _done(timings, t0))
@@ -338,6 +343,18 @@ def search(query: str, config: Config | None = None, *, k: int | None = None, ch
     finally:
         if own:
             store.close()
+
+
+def _file_cache(caches: dict[Path, FileCache], root: Path, cfg: Config, path_key: str | None) -> FileCache:
+    if root not in caches:
+        caches[root] = FileCache(root, lambda: _chunk_settings(cfg), cfg.max_file_bytes, path_key)
+    return caches[root]
+
+
+def _chunk_settings(cfg: Config):
+    from ..chunker import settings_for  # lazy: only a changed file's citation re-chunks it
+
+    return settings_for(cfg)
 
 
 def _done(timings: dict, t0: float) -> dict:

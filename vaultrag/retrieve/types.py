@@ -33,7 +33,7 @@ class Hit:
     text: str
     line_start: int
     line_end: int
-    citation: str  # fresh | source_changed | stored (file not checked: see retrieve/citations.py)
+    citation: str  # fresh | source_changed | stored (the index's copy: file not checked safely, or no vault folder here; see retrieve/citations.py)
     score: float
     ranks: dict[str, int | None]
     raw: dict[str, float | None]

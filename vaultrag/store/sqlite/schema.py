@@ -1,0 +1,120 @@
+"""Schema as ordered migrations, plus the SQL the store runs, as named constants you can print.
+
+FTS5 design: a *contentless* table (`content=''`) holding the search form of each chunk
+(`textutil.fts_text`: CJK characters split into single tokens). The chunk text is stored once, in
+`chunks`; FTS5 keeps only its inverted index. Contentless tables need the original values to
+delete a row, and the store always passes them (recomputed from `chunks`), in the same
+transaction as the chunk delete: no trigger, no silent desync. `tests/test_store.py` proves the
+FTS vocabulary equals a fresh rebuild after adds, edits, deletes and renames.
+"""
+from __future__ import annotations
+
+from .vectors import padded_dim
+
+# Version 2 (issue 3, database size): hashes stored as bytes, long chunk text deflate-compressed,
+# `keys` clustered by file without a rowid, no `files.indexed_at`; int8 vectors rotated and ranked
+# by L1 (store/vectors.py). A version-1 index is not migrated but rebuilt from the vault on the next
+# reindex (`Store` deletes it and says so): the index is a disposable cache, and converting it would
+# need Python for every row (deflate; SQLite 3.40 has no unhex()) and a re-embed for the new vectors
+# anyway. Versions from BASE_VERSION on are migrated in place by appending to MIGRATIONS.
+BASE_VERSION = 2
+
+# Tokenizer: porter stemming over unicode61 with diacritics folded. Porter only changes
+# English-looking suffixes; other scripts pass through unchanged (measured in BENCHMARKS.md).
+FTS_TOKENIZE = "porter unicode61 remove_diacritics 2"
+
+# Chunk text longer than this many UTF-8 bytes is stored raw-deflated (a BLOB) when that is smaller;
+# shorter text stays TEXT. tldr pages: 18.3 MB of chunk text -> 9.7 MB; a hit is inflated in ~2 us.
+COMPRESS_MIN_BYTES = 64
+
+BASE: tuple[str, ...] = (
+    """CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)""",
+    """CREATE TABLE files (
+        id INTEGER PRIMARY KEY,
+        path TEXT NOT NULL UNIQUE,          -- vault-relative, POSIX separators
+        mtime_ns INTEGER NOT NULL,
+        size INTEGER NOT NULL,
+        hash BLOB NOT NULL,                 -- sha256 of the raw bytes, all 32: live citations compare it
+        title TEXT NOT NULL,
+        note_type TEXT,
+        stem_key TEXT NOT NULL              -- casefolded file stem, resolves [[links]]
+    )""",
+    """CREATE INDEX files_stem ON files(stem_key)""",
+    """CREATE TABLE chunks (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,  -- never reused: a stale vector can't attach to a new chunk
+        file_id INTEGER NOT NULL REFERENCES files(id) ON DELETE CASCADE,
+        section_index INTEGER NOT NULL,
+        chunk_index INTEGER NOT NULL,
+        heading_path TEXT NOT NULL,         -- headings joined with ' > ', '' for the lead
+        context TEXT NOT NULL,              -- 'title | type | tags' (the FTS delete needs it back)
+        text TEXT NOT NULL,                 -- TEXT, or a BLOB: raw deflate of the UTF-8 (COMPRESS_MIN_BYTES)
+        search_text TEXT,                   -- NULL when equal to text
+        line_start INTEGER NOT NULL,
+        line_end INTEGER NOT NULL,
+        content_hash BLOB NOT NULL,         -- 8 bytes: chunker's fingerprint of the text (citations)
+        embed_hash BLOB NOT NULL,           -- 8 bytes of sha256 of the embedded input: reuse vectors
+        tokens INTEGER NOT NULL,
+        block_ids TEXT NOT NULL DEFAULT ''  -- space-separated '^id's defined in this chunk
+    )""",
+    """CREATE INDEX chunks_file ON chunks(file_id, section_index, chunk_index)""",
+    """CREATE INDEX chunks_embed ON chunks(embed_hash)""",
+    f"""CREATE VIRTUAL TABLE chunks_fts USING fts5(
+        text, heading, context, content='', tokenize='{FTS_TOKENIZE}')""",
+    """CREATE TABLE links (
+        file_id INTEGER NOT NULL REFERENCES files(id) ON DELETE CASCADE,
+        chunk_id INTEGER REFERENCES chunks(id) ON DELETE CASCADE,
+        target TEXT NOT NULL,               -- as written
+        target_key TEXT NOT NULL,           -- casefolded stem, matches files.stem_key
+        anchor TEXT,                        -- heading text or '^blockid'
+        kind TEXT NOT NULL,                 -- link | embed | asset
+        text TEXT,
+        line INTEGER NOT NULL
+    )""",
+    """CREATE INDEX links_file ON links(file_id)""",
+    """CREATE INDEX links_target ON links(target_key)""",
+    # Clustered by file (deletes and the FK cascade read one range) with a covering index by key:
+    # two b-trees instead of a table plus two indexes.
+    """CREATE TABLE keys (                  -- metadata channel: exact/near-exact names
+        file_id INTEGER NOT NULL REFERENCES files(id) ON DELETE CASCADE,
+        key TEXT NOT NULL,                  -- normalised (textutil.meta_key)
+        kind TEXT NOT NULL,                 -- title | alias | file | tag | heading
+        chunk_id INTEGER NOT NULL,          -- 0 for a key of the whole note; goes with its file
+        PRIMARY KEY (file_id, key, kind, chunk_id)
+    ) WITHOUT ROWID""",
+    """CREATE INDEX keys_key ON keys(key)""",
+)
+
+# Migrations from BASE_VERSION on: MIGRATIONS[i] brings version BASE_VERSION + i to BASE_VERSION + i + 1.
+MIGRATIONS: tuple[tuple[str, ...], ...] = ()
+SCHEMA_VERSION = BASE_VERSION + len(MIGRATIONS)
+
+VEC_TABLE = "chunks_vec"
+
+
+def vec_table_sql(dim: int, vector_type: str) -> str:
+    """int8: rotated vectors zero-padded to a power of two, ranked by L1 (store/vectors.py); float32:
+    the vectors as embedded, exact cosine KNN."""
+    if vector_type == "int8":
+        return f"CREATE VIRTUAL TABLE {VEC_TABLE} USING vec0(embedding int8[{padded_dim(dim)}] distance_metric=L1)"
+    return f"CREATE VIRTUAL TABLE {VEC_TABLE} USING vec0(embedding float[{int(dim)}] distance_metric=cosine)"
+
+
+# int8: L1 candidates, re-ranked by exact cosine of the same stored vectors (one query, one table).
+VEC_SEARCH_INT8 = (f"SELECT rowid, vec_distance_cosine(embedding, vec_int8(:v)) FROM {VEC_TABLE} "
+                   f"WHERE embedding MATCH vec_int8(:v) AND k = :k")
+VEC_SEARCH_F32 = f"SELECT rowid, distance FROM {VEC_TABLE} WHERE embedding MATCH vec_f32(:v) AND k = :k"
+
+
+INSERT_FILE = """INSERT INTO files (path, mtime_ns, size, hash, title, note_type, stem_key)
+VALUES (:path, :mtime_ns, :size, :hash, :title, :note_type, :stem_key)"""
+INSERT_CHUNK = """INSERT INTO chunks (file_id, section_index, chunk_index, heading_path, context, text,
+search_text, line_start, line_end, content_hash, embed_hash, tokens, block_ids)
+VALUES (:file_id, :section_index, :chunk_index, :heading_path, :context, :text, :search_text,
+:line_start, :line_end, :content_hash, :embed_hash, :tokens, :block_ids)"""
+INSERT_FTS = "INSERT INTO chunks_fts (rowid, text, heading, context) VALUES (:id, :text, :heading, :context)"
+DELETE_FTS = ("INSERT INTO chunks_fts (chunks_fts, rowid, text, heading, context) "
+              "VALUES ('delete', :id, :text, :heading, :context)")
+INSERT_LINK = """INSERT INTO links (file_id, chunk_id, target, target_key, anchor, kind, text, line)
+VALUES (:file_id, :chunk_id, :target, :target_key, :anchor, :kind, :text, :line)"""
+INSERT_KEY = "INSERT OR IGNORE INTO keys (file_id, key, kind, chunk_id) VALUES (:file_id, :key, :kind, :chunk_id)"
+FILE_CHUNKS = """SELECT id, text, search_text, heading_path, context FROM chunks WHERE file_id = :file_id"""
