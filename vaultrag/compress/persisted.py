@@ -13,7 +13,6 @@ caller compresses what it has.
 from __future__ import annotations
 
 import os
-import stat
 from pathlib import Path
 
 # A larger output is compressed from the 30,000 characters the client gave: compressing costs
@@ -48,21 +47,11 @@ def read_persisted(path: object, transcript_path: object, prefix: str) -> str | 
     folder = tool_results_dir(transcript_path)
     if folder is None or Path(os.path.realpath(os.path.dirname(path))) != Path(os.path.realpath(folder)):
         return None
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0))
+    from ..safe_io import read_regular
+
+    try:  # a regular file only (not a link, FIFO or device), at most the cap
+        data = read_regular(path, PERSISTED_MAX_BYTES, follow_symlinks=False)
     except OSError:
-        return None
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode) or st.st_size > PERSISTED_MAX_BYTES:
-            return None
-        with os.fdopen(fd, "rb", closefd=False) as fh:
-            data = fh.read(PERSISTED_MAX_BYTES + 1)
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
-    if len(data) > PERSISTED_MAX_BYTES:
         return None
     text = data.decode("utf-8", errors="replace")
     head = prefix[:PREFIX_CHECK_CHARS]
