@@ -90,14 +90,14 @@ def test_unreadable_file_keeps_its_previous_version(tmp_path, cfg_for, monkeypat
     cfg = cfg_for(v)
     reindex(cfg, embed=False)
     (v / "a.md").write_text("# A\n\nSecond version of the note about kites and wind.\n")
-    from pathlib import Path
-    real = Path.read_bytes
+    from vaultrag import safe_io
+    real = safe_io.read_in_vault
 
-    def deny(self):
-        if self.name == "a.md":
+    def deny(root, rel, max_bytes):
+        if rel == "a.md":
             raise PermissionError(13, "Permission denied")
-        return real(self)
-    monkeypatch.setattr(Path, "read_bytes", deny)  # root can read anything: simulate the boundary
+        return real(root, rel, max_bytes)
+    monkeypatch.setattr(safe_io, "read_in_vault", deny)  # root can read anything: simulate the boundary
     r = reindex(cfg, embed=False)
     assert dict(r.skipped)["a.md"].startswith("unreadable")
     with Store(cfg.db_path(), readonly=True) as s:
@@ -184,3 +184,18 @@ def test_full_rebuild_leaves_a_compact_file(vault, cfg_for):
     reindex(cfg, full=True)
     with Store(cfg.db_path(), readonly=True) as store:
         assert store.conn.execute("PRAGMA freelist_count").fetchone()[0] == 0
+
+
+def test_read_note_refuses_a_note_swapped_for_a_link_after_the_scan(tmp_path):
+    """The scan skips symlinks; a note replaced by one between the scan and the read is not read."""
+    from vaultrag.indexer import read_note
+
+    outside = tmp_path / "private.txt"
+    outside.write_text("text from outside the vault\n")
+    v = write_notes(tmp_path / "v", {"Notes/a.md": "# A\n\nkites\n"})
+    raw, text, reason = read_note(v, "Notes/a.md", 1 << 20)
+    assert "kites" in text and reason is None
+    (v / "Notes" / "a.md").unlink()
+    (v / "Notes" / "a.md").symlink_to(outside)
+    raw, text, reason = read_note(v, "Notes/a.md", 1 << 20)
+    assert raw is None and text is None and "link" in reason  # refused, the outside text never read

@@ -169,12 +169,12 @@ def get(cfg: Config, path: Any, line_start: Any = None, line_end: Any = None) ->
     from .indexer import read_note
     from .scrubber import scrub
 
-    file, rel = resolve_note(cfg, path)
+    _, rel = resolve_note(cfg, path)
     start = _int("line_start", line_start, 1, 10**9) or 1
     end = _int("line_end", line_end, 1, 10**9)
     if end is not None and end < start:
         raise BadRequest(f"`line_end` ({end}) is before `line_start` ({start})")
-    raw, text, reason = read_note(file, cfg.max_file_bytes)
+    raw, text, reason = read_note(Path(cfg.vault).expanduser().resolve(), rel, cfg.max_file_bytes)
     if text is None:
         raise NotFound(f"{rel}: {reason}")
     clean, findings = scrub(text)  # scrub the whole note: a secret may span the range's edge

@@ -178,13 +178,21 @@ def _included(rel: str, include: tuple[str, ...]) -> bool:
 
 
 # -- reading and building rows ----------------------------------------------------------------
-def read_note(path: Path, max_bytes: int) -> tuple[bytes | None, str | None, str | None]:
-    """(raw bytes, text, None) or (None, None, reason to skip). Text has the BOM removed."""
+def read_note(root: Path, rel: str, max_bytes: int) -> tuple[bytes | None, str | None, str | None]:
+    """(raw bytes, text, None) or (None, None, reason to skip). Text has the BOM removed.
+
+    Read through `safe_io.read_in_vault`: the scan skips symlinks, but a note swapped for a link
+    (or a FIFO) after the scan must not be read either (it could pull a file from outside the vault
+    into the index)."""
+    from .safe_io import RefusedFile, read_in_vault
+
     try:
-        size = path.stat().st_size
+        size = os.lstat(root / rel).st_size
         if size > max_bytes:
             return None, None, f"larger than max_file_bytes ({size / 1e6:.1f} MB > {max_bytes / 1e6:.1f} MB)"
-        raw = path.read_bytes()
+        raw = read_in_vault(root, rel, max_bytes)
+    except RefusedFile as exc:
+        return None, None, f"not read: {exc}"
     except OSError as exc:
         return None, None, f"unreadable: {exc.strerror or exc}"
     if b"\x00" in raw[:BINARY_SNIFF_BYTES]:
@@ -352,7 +360,7 @@ def _run(store: Store, cfg: Config, root: Path, report: Report, progress: Progre
         batch: list[tuple[FileWrite, list[str], bool]] = []
         for rel in todo[start:start + FILES_PER_EMBED_GROUP]:
             st = found[rel]
-            raw, text, reason = read_note(root / rel, cfg.max_file_bytes)
+            raw, text, reason = read_note(root, rel, cfg.max_file_bytes)
             stored = stored_of[rel]
             rec = indexed.get(stored)
             shown = shown_part(stored)
