@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Iterable
 
 from . import generic, vendors  # noqa: F401  (they fill the registry)
-from .rules import REGISTRY, in_template
+from .rules import REGISTRY, _is_word, in_template
 
 log = logging.getLogger("vaultrag.scrubber")
 
@@ -103,29 +103,51 @@ def _positions(low: str):
     return positions
 
 
-# Triggers are looked up grouped by their rarest character, which is looked up first (one memchr):
-# a small text lacks most rare characters, and with them ~40% of the substring scans.
+# Trigger lookup plan: a trigger is looked up only if the longest other literal inside it was found
+# ("private key" under "private", "credential" under "cred"), and a literal inside no other under its
+# rarest character, looked up first (a one-character find is a memchr). Small texts lack most rare
+# characters and most keywords, and skip ~60% of the substring scans with them; exact, because a
+# text holding a literal holds every part of it.
 _CHAR_RARITY = "~!^|$@#%&;\\`?*+={}[]<>zqjx9876543210kvwy\"'_bfgphmcudl/(),sn.:rioate- "
+# Parts several triggers share, looked up as gates only (never a trigger themselves).
+_SHARED_PARTS = ("private", "config", "hook", "http", "sql")
 
 
-def _by_rarest_char(triggers: tuple) -> tuple:
+def _plan(triggers: tuple) -> tuple:
+    """Nodes (literal, is_trigger, leaf triggers under it, inner nodes under it), roots by character."""
     rank = {c: i for i, c in enumerate(_CHAR_RARITY)}
-    groups: dict[str, list] = {}
-    for t in triggers:
-        groups.setdefault(min(t, key=lambda c: rank.get(c, -1)), []).append(t)
-    return tuple((c, tuple(ts)) for c, ts in groups.items())
+    parts = [p for p in _SHARED_PARTS if p not in triggers and sum(p in t for t in triggers) >= 2]
+    literals = list(triggers) + parts
+    children: dict[str, list] = {}
+    for lit in literals:
+        inside = [o for o in literals if o != lit and o in lit]
+        parent = max(inside, key=len) if inside else min(lit, key=lambda c: rank.get(c, -1))
+        children.setdefault(parent, []).append(lit)
+
+    def node(lit: str) -> tuple:
+        kids = children.get(lit, ())
+        leaves = tuple(k for k in kids if k not in children and k in triggers)
+        inner = tuple(node(k) for k in kids if k in children)
+        return lit, lit in triggers, leaves, inner
+    roots = dict.fromkeys(p for p in children if p not in literals)  # the characters, first-seen order
+    return tuple(node(c) for c in roots)
 
 
-_SHORT_GROUPS = _by_rarest_char(_SHORT_TRIGGERS)
-_SHORT_GROUPS_LARGE = _by_rarest_char(_SHORT_TRIGGERS_LARGE)
-_LONG_GROUPS = _by_rarest_char(_LONG_TRIGGERS)
+_SHORT_PLAN = _plan(_SHORT_TRIGGERS)
+_SHORT_PLAN_LARGE = _plan(_SHORT_TRIGGERS_LARGE)
+_LONG_PLAN = _plan(_LONG_TRIGGERS)
 
 
-def _present(low: str, groups: tuple) -> list:
-    out = []
-    for c, triggers in groups:
-        if c in low:
-            out += [t for t in triggers if t in low]
+def _present(low: str, plan: tuple, out: list) -> list:
+    """Append the triggers of `plan` that occur in `low` to `out`."""
+    for literal, is_trigger, leaves, inner in plan:
+        if literal in low:
+            if is_trigger:
+                out.append(literal)
+            if leaves:
+                out += [t for t in leaves if t in low]
+            if inner:
+                _present(low, inner, out)
     return out
 
 
@@ -150,43 +172,68 @@ def _find(text: str) -> list[tuple[int, int, str]]:
     """Non-overlapping (start, end, rule) spans: earliest first, then longest, then rule order."""
     low = text.lower()
     large = len(text) >= SELF_GATE_MIN_CHARS
-    present = _present(low, _SHORT_GROUPS_LARGE if large else _SHORT_GROUPS)
+    present = _present(low, _SHORT_PLAN_LARGE if large else _SHORT_PLAN, [])
     # One pass finds the runs vendor tokens sit in; most prose has none and skips ~180 lookups.
     runs = _runs(text)
-    has_long = any(_LONG_RUN_RE.search(text, a, b) for a, b in runs)
+    candidates: list = []
+    has_long = False
     if runs:
+        has_long = any(_LONG_RUN_RE.search(text, a, b) for a, b in runs)
         windows = " ".join(text[max(0, a - TOKEN_REACH):b] for a, b in runs).lower()
         present += [t for t in _TOKEN_ANY_TRIGGERS if t in windows]
         if has_long:
             present += [t for t in _TOKEN_TRIGGERS if t in windows]
-    if has_long:
-        present += _present(low, _LONG_GROUPS)
-    candidates, positions = [], None
-    long_runs = [run for run in runs if run[1] - run[0] >= MIN_IN_RUNS_CHARS]
-    for order in _IN_RUNS if long_runs else ():
-        rule = _RULES[order]
-        for a, b in long_runs:  # endpos one past the run: a lookahead may need the closing quote
-            for m in rule.run_matches(text, a, b + 1):
-                span = rule.check(m)
-                if span and span[1] > span[0] and not in_template(text, span[0]):
-                    candidates.append((span[0], -span[1], order, span[2] if len(span) > 2 else rule.name))
-    for order in _active(tuple(present), large, has_long):
-        rule = _RULES[order]
-        if rule.requires and not any(r in low for r in rule.requires):
-            continue
-        if positions is None:
-            positions = _positions(low)
-        for m in rule.matches(text, low, positions):
-            span = rule.check(m)
-            if span and span[1] > span[0] and (rule.vendor or not in_template(text, span[0])):
-                candidates.append((span[0], -span[1], order, span[2] if len(span) > 2 else rule.name))
+            _present(low, _LONG_PLAN, present)
+        long_runs = [run for run in runs if run[1] - run[0] >= MIN_IN_RUNS_CHARS]
+        if long_runs:
+            _match_in_runs(text, long_runs, candidates)
+    _match_rules(text, low, _active(tuple(present), large, has_long), candidates)
+    if not candidates:
+        return candidates
     candidates.sort()
     chosen, end = [], -1
     for start, neg_end, _, name in candidates:
         if start >= end:
             chosen.append((start, -neg_end, name))
             end = -neg_end
-    return _with_repeats(text, chosen) if chosen else chosen
+    return _with_repeats(text, chosen)
+
+
+def _match_in_runs(text: str, long_runs: list, candidates: list) -> None:
+    for order in _IN_RUNS:
+        rule = _RULES[order]
+        for a, b in long_runs:  # endpos one past the run: a lookahead may need the closing quote
+            for m in rule.run_matches(text, a, b + 1):
+                span = rule.check(m)
+                if span and span[1] > span[0] and not in_template(text, span[0]):
+                    candidates.append((span[0], -span[1], order, span[2] if len(span) > 2 else rule.name))
+
+
+_REGEXES: list = [None] * len(_RULES)  # by rule order, compiled on first use (import stays light)
+
+
+def _match_rules(text: str, low: str, orders: tuple, candidates: list) -> None:
+    positions = None
+    anchored_ok = len(low) == len(text)  # lower() may change length ("İ"): then no anchoring
+    for order in orders:
+        rule = _RULES[order]
+        if rule.requires and not any(r in low for r in rule.requires):
+            continue
+        if rule.anchored and anchored_ok:
+            if positions is None:
+                positions = _positions(low)
+            found = rule.matches(text, low, positions)
+        else:  # what Rule.matches does here, without a generator per rule and text
+            regex = _REGEXES[order]
+            if regex is None:
+                regex = _REGEXES[order] = rule.regex()
+            found = regex.finditer(text)
+            if rule.word_start:
+                found = [m for m in found if not (m.start() and _is_word(text[m.start() - 1]))]
+        for m in found:
+            span = rule.check(m)
+            if span and span[1] > span[0] and (rule.vendor or not in_template(text, span[0])):
+                candidates.append((span[0], -span[1], order, span[2] if len(span) > 2 else rule.name))
 
 
 MIN_REPEAT_CHARS = 12  # a found secret seen again elsewhere in the text (a later curl line, a second
