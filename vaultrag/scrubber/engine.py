@@ -268,7 +268,7 @@ def _match_rules(text: str, low: str, orders: tuple, candidates: list, lookups: 
         rule = _RULES[order]
         if rule.requires and not any(r in low for r in rule.requires):
             continue
-        if rule.anchored and anchored_ok:
+        if (rule.anchored or rule.one_line) and anchored_ok:
             if positions is None:
                 positions = _positions(low, *lookups)
             found = rule.matches(text, low, positions)

@@ -41,6 +41,10 @@ class Rule:
                        # looked up in the text's long runs only, not in the whole text
     requires: tuple    # lowercase literals of which one must also be in the text (empty: none)
     in_runs: bool = False  # no literal to gate on: match only inside the text's random-looking runs
+    one_line: bool = False  # a match lies on one line and holds one of the triggers: given the
+                            # trigger positions, the regex searches only the lines that hold one
+    line_needs: str = ""   # (anchored) characters of which one must follow the match start on its
+                           # line (a separator after a keyword): a keyword without one is not tried
 
     def regex(self) -> re.Pattern:
         regex = COMPILED.get(self.pattern)
@@ -57,7 +61,11 @@ class Rule:
         """Matches in `text`; `positions(trigger)` (the engine's per-text cache) gives where each
         trigger occurs in `low`, so rules that share a keyword share one scan for it."""
         regex = self.regex()
-        if not self.anchored or len(low) != len(text):  # lower() may change length ("İ")
+        aligned = len(low) == len(text)  # lower() may change length ("İ"): then offsets differ
+        if self.one_line and aligned and positions is not None:
+            yield from self._line_matches(text, regex, positions)
+            return
+        if not self.anchored or not aligned:
             for m in regex.finditer(text):
                 if not (self.word_start and m.start() and _is_word(text[m.start() - 1])):
                     yield m
@@ -65,13 +73,44 @@ class Rule:
         # A case-insensitive keyword start defeats re's prefix search (every "s", "t", "k" is a
         # candidate); str.find over the lowered text is ~10x faster on code and tool output.
         match, word_start = regex.match, self.word_start
+        needs = self.line_needs and _char_class(self.line_needs).search
         for trigger in self.triggers:
+            need_at = line_end = -1  # next `line_needs` character and next line break, cached
             for i in (positions or _positions(low))(trigger):
                 if word_start and i and _is_word(text[i - 1]):
                     continue  # (tested first: cheaper than the match it saves)
+                if needs:
+                    if line_end < i:
+                        line_end = text.find("\n", i) % (len(text) + 1)  # -1 -> len(text)
+                    if need_at < i:
+                        found = needs(text, i)
+                        need_at = found.start() if found else len(text) + 1
+                    if need_at > line_end:
+                        continue  # no separator before the line ends: the regex cannot match
                 m = match(text, i)
                 if m:
                     yield m
+
+    def _line_matches(self, text: str, regex: re.Pattern, positions: Callable[[str], list]
+                      ) -> Iterable[re.Match]:
+        """finditer over just the lines that hold a trigger: the same matches, as none crosses a
+        line break or lacks a trigger."""
+        line_end = -1
+        for p in sorted({p for t in self.triggers for p in positions(t)}):
+            if p < line_end:
+                continue  # that line was searched
+            line_end = text.find("\n", p) % (len(text) + 1)
+            for m in regex.finditer(text, text.rfind("\n", 0, p) + 1, line_end):
+                if not (self.word_start and m.start() and _is_word(text[m.start() - 1])):
+                    yield m
+
+
+def _char_class(chars: str) -> re.Pattern:
+    pattern = "[" + re.escape(chars) + "]"
+    regex = COMPILED.get(pattern)
+    if regex is None:
+        regex = COMPILED[pattern] = re.compile(pattern)
+    return regex
 
 
 def _positions(low: str) -> Callable[[str], list]:
@@ -90,13 +129,14 @@ REGISTRY: list[Rule] = []
 
 def add(name: str, pattern: str, triggers: Iterable[str], check: Check, *, needs_long: bool,
         vendor: bool, anchored: bool, priority: int, names: tuple = (), in_token: bool = False,
-        requires: tuple = (), in_runs: bool = False) -> None:
+        requires: tuple = (), in_runs: bool = False, one_line: bool = False,
+        line_needs: str = "") -> None:
     # A leading \b stops re from searching for the literal prefix (60 vs 3,000 MB/s): drop it
     # and test the boundary in Rule.matches instead.
     word_start = pattern.startswith(r"\b")
     REGISTRY.append(Rule(name, pattern[2:] if word_start else pattern, tuple(triggers), check,
                          needs_long, vendor, anchored, word_start, priority, (name, *names), in_token,
-                         tuple(requires), in_runs))
+                         tuple(requires), in_runs, one_line, line_needs))
 
 
 # ---------------------------------------------------------------------------- checks
