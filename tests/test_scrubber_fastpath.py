@@ -87,10 +87,10 @@ def test_every_trigger_is_planned_exactly_once():
                 yield literal
             yield from leaves
             yield from flat(inner)
-    for triggers, plan in ((engine._SHORT_TRIGGERS, engine._SHORT_PLAN),
-                           (engine._LONG_TRIGGERS, engine._LONG_PLAN),
-                           (engine._TOKEN_TRIGGERS, engine._TOKEN_PLAN),
-                           (engine._TOKEN_ANY_TRIGGERS, engine._TOKEN_ANY_PLAN)):
+    plans = engine._plans()
+    for triggers, plan in ((engine._SHORT_TRIGGERS, plans.short), (engine._LONG_TRIGGERS, plans.long),
+                           (engine._TOKEN_TRIGGERS, plans.token + plans.slash),
+                           (engine._TOKEN_ANY_TRIGGERS, plans.token_any)):
         assert sorted(flat(plan)) == sorted(triggers)
 
 

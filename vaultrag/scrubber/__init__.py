@@ -47,11 +47,16 @@ Choices, and why:
   SIDs, AWS AIDA/AROA ids) and bare prose "the password is x".
 - A secret found once is redacted wherever the same value (12+ chars) repeats in the text.
 - Idempotent: no rule matches a marker, and scrub re-runs until nothing new fires (MAX_PASSES).
-- Fast path: each rule is gated by lowercase literals looked up once per text; vendor triggers are
-  looked up only near random-looking runs (a 20+ token run with a digit or capital), in one pass;
-  a leading `\b` is checked in Python so `re` can use its literal-prefix search; keyword rules start
-  `re.match` only where `str.find` found the keyword, and take whitespace possessively; regexes
-  compile on first use. Figures: BENCHMARKS.md, "Secrets (#13)".
+- Fast path (exact: the same output as running every gated rule over the whole text): each rule is
+  gated by lowercase literals, looked up once per text in an ASCII copy of the lowered text (same
+  offsets) through a plan that tries a literal only after its rarest character or the longest
+  literal inside it was found (generated nested `if`s); vendor triggers are looked up only in the
+  random-looking runs (found by `str.find` in a byte-mapped copy) and the characters before them;
+  anchored keyword rules start `re.match` only where a shared per-text position list has their
+  keyword, and not at a keyword with no separator after it on its line; rules whose matches stay
+  on one line search only the lines holding a trigger; a leading `\b` is checked in Python so
+  `re` can use its literal-prefix search; regexes compile on first use. Figures: BENCHMARKS.md,
+  "Secrets (#13)".
 """
 from __future__ import annotations
 

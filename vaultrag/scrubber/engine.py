@@ -5,6 +5,7 @@ import logging
 import re
 from collections import Counter
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Callable, Iterable, Optional
 
 from . import generic, vendors  # noqa: F401  (they fill the registry)
@@ -139,10 +140,24 @@ def _plan(triggers: tuple) -> tuple:
     return tuple(node(c) for c in roots)
 
 
-_SHORT_PLAN = _plan(_SHORT_TRIGGERS)
-_LONG_PLAN = _plan(_LONG_TRIGGERS)
-_TOKEN_PLAN = _plan(_TOKEN_TRIGGERS)
-_TOKEN_ANY_PLAN = _plan(_TOKEN_ANY_TRIGGERS)
+
+
+@dataclass(frozen=True)
+class _Plans:
+    """Lookup plans, built on first use (~2 ms: hook processes that import the scrubber and never
+    call it do not pay for them)."""
+    short: tuple
+    long: tuple
+    token: tuple   # token triggers without a "/": looked up in the windows' distinct "/"-parts
+    slash: tuple   # (paths repeat their folders on every line: `ls -R`, globs, tracebacks)
+    token_any: tuple
+
+
+@lru_cache(maxsize=None)
+def _plans() -> _Plans:
+    return _Plans(_plan(_SHORT_TRIGGERS), _plan(_LONG_TRIGGERS),
+                  _plan(tuple(t for t in _TOKEN_TRIGGERS if "/" not in t)),
+                  _plan(tuple(t for t in _TOKEN_TRIGGERS if "/" in t)), _plan(_TOKEN_ANY_TRIGGERS))
 _PLANNED_SHORT = frozenset(_SHORT_TRIGGERS)
 _PLANNED_SHORT_LONG = _PLANNED_SHORT | frozenset(_LONG_TRIGGERS)
 
@@ -227,7 +242,8 @@ def _find(text: str) -> list[tuple[int, int, str]]:
     low = _ascii(text.lower())
     large = len(text) >= SELF_GATE_MIN_CHARS
     first: dict[str, int] = {}
-    present = _present_at(low, _SHORT_PLAN, [], first) if large else _present(low, _SHORT_PLAN, [])
+    plans = _plans()
+    present = _present_at(low, plans.short, [], first) if large else _present(low, plans.short, [])
     # One pass finds the runs vendor tokens sit in; most prose has none and skips ~180 lookups.
     runs = _runs(text)
     candidates: list = []
@@ -235,13 +251,14 @@ def _find(text: str) -> list[tuple[int, int, str]]:
     if runs:
         has_long = any(_LONG_RUN_RE.search(text, a, b) for a, b in runs)
         windows = _ascii(" ".join(text[max(0, a - TOKEN_REACH):b] for a, b in runs).lower())
-        _present(windows, _TOKEN_ANY_PLAN, present)
+        _present(windows, plans.token_any, present)
         if has_long:
-            _present(windows, _TOKEN_PLAN, present)
+            _present("/".join(dict.fromkeys(windows.split("/"))), plans.token, present)
+            _present(windows, plans.slash, present)
             if large:
-                _present_at(low, _LONG_PLAN, present, first)
+                _present_at(low, plans.long, present, first)
             else:
-                _present(low, _LONG_PLAN, present)
+                _present(low, plans.long, present)
         long_runs = [run for run in runs if run[1] - run[0] >= MIN_IN_RUNS_CHARS]
         if long_runs:
             _match_in_runs(text, long_runs, candidates)
