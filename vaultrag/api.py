@@ -95,8 +95,13 @@ def search(query: str, cfg: Config, *, k: int | None = None, max_tokens: int | N
         raise BadRequest(f"`gate` must be true or false, got {gate!r}")
     extra: dict[str, Any] = {}
     if scope is not None:
-        if scope not in SCOPES:
-            raise BadRequest(f"`scope` must be one of {', '.join(SCOPES)}, got {scope!r}")
+        from .sessions.scopes import known_scopes, parse_scope
+
+        try:
+            parse_scope(scope, cfg.scopes) if isinstance(scope, str) else parse_scope("", cfg.scopes)
+        except ValueError:
+            raise BadRequest(f"`scope` must be one of {', '.join(known_scopes(cfg.scopes))} (or several, "
+                             f"comma-separated), got {scope!r}") from None
         if _accepts(pipeline_search, "scope"):
             extra["scope"] = scope
         elif scope == "sessions":

@@ -205,7 +205,7 @@ def decide(answer, prompt: str, calibration: Calibration | None) -> Decision:
     return Decision(False, "weak_for_kind", kind, s, threshold)
 
 
-def hook_answer(query: str, cfg, *, max_tokens: int | None = None, store=None):
+def hook_answer(query: str, cfg, *, max_tokens: int | None = None, store=None, **scope):
     """search() as a hook should use it: the Answer when it earns unsolicited injection, else a
     no_evidence Answer with reason "not_injected" (its evidence says why: `inject`)."""
     from ..store import open_store
@@ -214,7 +214,7 @@ def hook_answer(query: str, cfg, *, max_tokens: int | None = None, store=None):
     own = store is None
     store = store or open_store(cfg, readonly=True)
     try:
-        ans = search(query, cfg, store=store, max_tokens=max_tokens)
+        ans = search(query, cfg, store=store, max_tokens=max_tokens, **scope)  # scope, exclude_session (issue 17)
         d = decide(ans, query, Calibration.from_json(store.get_meta(META_KEY)))
     finally:
         if own:
