@@ -44,7 +44,7 @@ def status(cfg: Config) -> dict:
 def scope_coverage(cfg: Config, store, indexed: dict, found: dict | None, skipped: list, last: dict) -> dict:
     """Issue 17: per scope, what is indexed of what is present, and what was skipped and why.
     vault: Markdown files; each `scopes:` rule: the files it matches; sessions: transcript files."""
-    from .sessions import is_session_path
+    from .sessions import is_session_path, sessions_root
     from .sessions.index import indexed_segments, scan_transcripts
     from .sessions.scopes import _matches
 
@@ -56,8 +56,8 @@ def scope_coverage(cfg: Config, store, indexed: dict, found: dict | None, skippe
                      "present": sum(_matches(p, globs) for p in found) if found is not None else None,
                      "skipped": [{"path": p, "reason": r} for p, r in skipped if _matches(p, globs)][:50]}
     segs = indexed_segments(store)
-    if cfg.sessions is not None or segs:
-        root = Path(cfg.sessions) if cfg.sessions is not None else None
+    root = sessions_root(cfg, store)
+    if root is not None or segs:
         present, why = scan_transcripts(root) if root is not None and root.is_dir() else (None, [])
         if root is not None and not root.is_dir():
             why = [(str(root), "sessions folder does not exist")]

@@ -345,11 +345,12 @@ def search(query: str, config: Config | None = None, *, k: int | None = None, ch
         hits: list[Hit] = []
         origins = _origins(store, [chunks[c.chunk_id] for c in picked])
         transcripts: dict = {}
+        sessions_root = _sessions_root(cfg, store) if origins else None
         for cand in picked:
             ch = chunks[cand.chunk_id]
             root = Path(ch.root) if ch.root else vault
             if cand.chunk_id in origins:  # a past session's message: found again by its uuid
-                found = locate_session(ch, cfg.sessions, origins[cand.chunk_id], transcripts)
+                found = locate_session(ch, sessions_root, origins[cand.chunk_id], transcripts)
             else:
                 files = _file_cache(caches, root, cfg, path_key)
                 # A shared index searched from a machine without the files: cite the stored text.
@@ -394,6 +395,12 @@ def _origins(store: Store, chunks: list[StoredChunk]) -> dict[int, dict]:
     by_id = {ch.id: ch for ch in chunks}
     stored = store.origins(ids)
     return {cid: session_origin(stored.get(cid, ("", None))[1], by_id[cid].path) for cid in ids}
+
+
+def _sessions_root(cfg: Config, store: Store) -> Path | None:
+    from ..sessions import sessions_root
+
+    return sessions_root(cfg, store)
 
 
 def _scope(ch: StoredChunk, cfg: Config, origins: dict) -> str:

@@ -17,6 +17,7 @@ import os
 from pathlib import Path
 
 SESSION_PREFIX = "session://"
+FOLDER_META = "sessions_folder"  # index metadata: the transcripts folder last indexed (citations, status)
 SESSIONS_SCOPE = "sessions"
 VAULT_SCOPE = "vault"
 ALL_SCOPE = "all"
@@ -54,3 +55,11 @@ def claude_projects_dir() -> Path:
     from ..config import home_dir
 
     return home_dir() / ".claude" / "projects"
+
+
+def sessions_root(cfg, store) -> Path | None:
+    """The transcripts folder: the configured one, else the one the index was last built from."""
+    if cfg.sessions is not None:
+        return Path(cfg.sessions)
+    folder = store.get_meta(FOLDER_META)
+    return Path(folder) if folder else None

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Callable, Iterable, Sequence
 
 from ..store import FileWrite, Store
-from . import SESSIONS_SCOPE, is_session_path, parse_segment_path, segment_path, session_of
+from . import FOLDER_META, SESSIONS_SCOPE, is_session_path, parse_segment_path, segment_path, session_of
 from .chunking import build_segment
 from .reader import read_transcript, session_title
 
@@ -116,6 +116,8 @@ def index_sessions(store: Store, root: Path, *, max_chars: int, count_tokens: Ca
             _delete(store, segments[rel])
             report.deleted += 1
     report.sessions_indexed = len(indexed_segments(store))
+    with store.transaction():
+        store.set_meta(FOLDER_META, str(root))
     report.left_out = dict(sorted(left_out.items()))
     report.secrets = dict(sorted(secrets.items()))
     return report
