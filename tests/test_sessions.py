@@ -211,3 +211,20 @@ def test_origin_rows_go_with_their_chunks(corpus):
                           "WHERE f.path LIKE 'session://%'").fetchone()[0]
     assert orphans == (0,) and n == chunks > 0
     assert all(json.loads(o)["session_id"] in info["sessions"][:2] for (o,) in conn.execute("SELECT origin FROM chunk_origins"))
+
+
+def test_bad_scopes_are_clear_errors(corpus, tmp_path):
+    from vaultrag import api
+    from vaultrag.errors import ConfigError
+
+    info, cfg, _ = corpus
+    conf = tmp_path / "bad.yaml"
+    conf.write_text("hooks:\n  scopes: [vault, notes]\n")
+    with pytest.raises(ConfigError, match="hooks.scopes"):
+        load_config(str(conf))
+    with pytest.raises(api.BadRequest, match="scope"):
+        api.search("flurbigate", cfg, scope="nonsense")
+    with pytest.raises(api.BadRequest):
+        api.search("flurbigate", cfg, scope=3)
+    ans = api.search("flurbigate", cfg, scope="sessions")
+    assert ans.status == "ok" and {h["scope"] for h in ans.to_dict()["hits"]} == {"sessions"}

@@ -21,7 +21,7 @@ from .errors import VaultragError
 MAX_QUERY_CHARS = 4000  # a prompt-sized query; longer text is a paste, not a question
 MAX_K = 50  # more hits than this exceed any context budget a client can use
 MAX_TOKENS_CAP = 100_000  # the rendered answer's budget; 0 still means "no budget"
-SCOPES = ("vault", "sessions", "all")  # what a search may cover (sessions: issue 15's transcript source)
+SCOPES = ("vault", "sessions", "all")  # what a search may cover, plus the names of `scopes:` path rules (issue 17)
 MAX_GET_LINES = 5000  # one get returns at most this many lines; ask for a range beyond
 
 
@@ -98,7 +98,9 @@ def search(query: str, cfg: Config, *, k: int | None = None, max_tokens: int | N
         from .sessions.scopes import known_scopes, parse_scope
 
         try:
-            parse_scope(scope, cfg.scopes) if isinstance(scope, str) else parse_scope("", cfg.scopes)
+            if not isinstance(scope, str):
+                raise ValueError(scope)
+            parse_scope(scope, cfg.scopes)
         except ValueError:
             raise BadRequest(f"`scope` must be one of {', '.join(known_scopes(cfg.scopes))} (or several, "
                              f"comma-separated), got {scope!r}") from None

@@ -310,4 +310,14 @@ def load_config(config_file: str | os.PathLike | None = None, **overrides: Any) 
         sources.append("arguments")
     if values.get("vault") is not None:
         values["vault"] = Path(values["vault"]).expanduser().resolve()
+    _check_hook_scopes(values)
     return Config(**values, source=tuple(sources))
+
+
+def _check_hook_scopes(values: dict) -> None:
+    from .sessions import RESERVED_SCOPES
+
+    known = RESERVED_SCOPES + tuple(name for name, _ in values.get("scopes", ()))
+    bad = [s for s in values.get("hook_scopes", ()) if s not in known]
+    if bad:
+        raise ConfigError(f"config key `hooks.scopes`: unknown scope {', '.join(bad)}; choose from {', '.join(known)}")
