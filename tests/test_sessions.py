@@ -228,3 +228,12 @@ def test_bad_scopes_are_clear_errors(corpus, tmp_path):
         api.search("flurbigate", cfg, scope=3)
     ans = api.search("flurbigate", cfg, scope="sessions")
     assert ans.status == "ok" and {h["scope"] for h in ans.to_dict()["hits"]} == {"sessions"}
+
+
+def test_full_rebuild_keeps_sessions_and_their_origins(corpus):
+    info, cfg, _ = corpus
+    report = reindex(cfg, full=True)
+    assert report.sessions["segments_written"] == 3
+    session, uuid, role = info["found"]["kafkaroo"]
+    top = _session_hits(search("kafkaroo", cfg, scope="sessions"))[0]
+    assert (top.origin["session_id"], top.origin["message_uuid"], top.origin["role"]) == (session, uuid, role)
