@@ -135,7 +135,8 @@ def calibrate(cfg, store, prompts: list[str] | None = None) -> Calibration:
     routed: dict[str, dict[str, int]] = {k: dict.fromkeys(ROUTES, 0) for k in KINDS}
     # k=1 and no vectors: the evidence is lexical and known before citations, which only cost time.
     for p in prompts:
-        ans = search(p, cfg, store=store, k=1, channels=("meta", "bm25"), graph=False, max_tokens=0, gate=False)
+        ans = search(p, cfg, store=store, k=1, channels=("meta", "bm25"), graph=False, max_tokens=0, gate=False,
+                     scope=",".join(cfg.hook_scopes))  # what the hooks search (issue 17: not past sessions by default)
         ev, kind = ans.evidence, prompt_kind(p)
         by_kind[kind].append(score(ev) if ev.get("passed") else 0.0)
         for route in ROUTES:
