@@ -209,7 +209,7 @@ def test_install_hooks_merges_idempotently_with_backup(tmp_path):
     existing = {"model": "opus", "hooks": {"UserPromptSubmit": [{"hooks": [{"type": "command", "command": "other"}]}]}}
     settings.write_text(json.dumps(existing))
     snip = snippet_for(Path("/opt/vaultrag"), "/opt/vaultrag/.venv/bin/python")
-    assert install(settings, snip) == 5  # SessionStart, UserPromptSubmit, PreToolUse, PostToolUse(Failure)
+    assert install(settings, snip) == 6  # SessionStart, UserPromptSubmit, PreToolUse, PostToolUse(Failure), SessionEnd
     merged = json.loads(settings.read_text())
     assert merged["model"] == "opus"
     cmds = [h["command"] for g in merged["hooks"]["UserPromptSubmit"] for h in g["hooks"]]
@@ -228,7 +228,7 @@ def test_plugin_layout_is_consistent():
     snippet = json.loads((root / "settings.snippet.json").read_text())
     assert plugin["name"] == "vaultrag"
     assert set(hooks["hooks"]) == set(snippet["hooks"]) == {"SessionStart", "UserPromptSubmit", "PreToolUse",
-                                                                  "PostToolUse", "PostToolUseFailure"}
+                                                                  "PostToolUse", "PostToolUseFailure", "SessionEnd"}
     for groups in hooks["hooks"].values():
         for g in groups:
             for h in g["hooks"]:

@@ -94,7 +94,7 @@ def test_install_is_idempotent_and_keeps_an_existing_config(tmp_path, user_vault
     merged = json.loads(settings.read_text())
     assert merged["model"] == "opus" and merged["hooks"]["Stop"][0]["hooks"][0]["command"] == "true"
     assert set(merged["hooks"]) == {"Stop", "SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse",
-                                    "PostToolUseFailure"}
+                                    "PostToolUseFailure", "SessionEnd"}
     first = (config.read_text(), settings.read_text())
 
     out = install(home, "--vault", str(user_vault), "--claude").stdout

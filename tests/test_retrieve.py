@@ -31,7 +31,9 @@ def test_answer_shape_and_citation(indexed):
     top = next(h for h in d["hits"] if h["heading_path"] == "Retention")
     assert top["path"] == "Projects/Backup plan.md"
     assert set(top) == {"path", "title", "heading_path", "text", "line_start", "line_end", "citation", "score",
-                        "ranks", "raw", "via", "graph_provenance"}
+                        "ranks", "raw", "via", "graph_provenance", "scope", "origin"}
+    assert top["scope"] == "vault" and top["origin"] == {"kind": "file", "path": top["path"],
+                                                         "heading_path": "Retention", "title": top["title"]}
     lines = (indexed.vault / top["path"]).read_text().splitlines()
     assert "14 days" in "\n".join(lines[top["line_start"] - 1: top["line_end"]])
     assert top["citation"] == "fresh"

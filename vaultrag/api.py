@@ -21,7 +21,7 @@ from .errors import VaultragError
 MAX_QUERY_CHARS = 4000  # a prompt-sized query; longer text is a paste, not a question
 MAX_K = 50  # more hits than this exceed any context budget a client can use
 MAX_TOKENS_CAP = 100_000  # the rendered answer's budget; 0 still means "no budget"
-SCOPES = ("vault", "sessions", "all")  # what a search may cover (sessions: issue 15's transcript source)
+SCOPES = ("vault", "sessions", "all")  # what a search may cover, plus the names of `scopes:` path rules (issue 17)
 MAX_GET_LINES = 5000  # one get returns at most this many lines; ask for a range beyond
 
 
@@ -95,8 +95,15 @@ def search(query: str, cfg: Config, *, k: int | None = None, max_tokens: int | N
         raise BadRequest(f"`gate` must be true or false, got {gate!r}")
     extra: dict[str, Any] = {}
     if scope is not None:
-        if scope not in SCOPES:
-            raise BadRequest(f"`scope` must be one of {', '.join(SCOPES)}, got {scope!r}")
+        from .sessions.scopes import known_scopes, parse_scope
+
+        try:
+            if not isinstance(scope, str):
+                raise ValueError(scope)
+            parse_scope(scope, cfg.scopes)
+        except ValueError:
+            raise BadRequest(f"`scope` must be one of {', '.join(known_scopes(cfg.scopes))} (or several, "
+                             f"comma-separated), got {scope!r}") from None
         if _accepts(pipeline_search, "scope"):
             extra["scope"] = scope
         elif scope == "sessions":

@@ -41,6 +41,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--full", action="store_true", help="rebuild from scratch (also repairs a corrupt index)")
     p.add_argument("--no-embed", action="store_true", help="lexical index only, no vectors")
     p.add_argument("--model", help="embedding model: hub id, local folder, or 'bundled'")
+    p.add_argument("--sessions", metavar="DIR", help="also index the Claude Code transcripts in DIR "
+                   "(default: `sessions:` from the config; ~/.claude/projects holds them)")
     p = sub.add_parser("status", help="what the index holds, and what changed on disk since")
     _common(p)
     p = sub.add_parser("search", help="search the vault")
@@ -56,6 +58,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="show the best matches even when the evidence gate finds them too weak")
     p.add_argument("--explain", action="store_true", help="show each channel's rank and score per hit")
     p.add_argument("--context", action="store_true", help="print the Markdown context block a hook injects")
+    p.add_argument("--scope", help="vault | sessions | all (default) | a `scopes:` rule's name; several comma-separated")
     p = sub.add_parser("doctor", help="check what the Claude Code hooks need; one line per problem and its fix")
     p.add_argument("--json", action="store_true", help="print JSON instead of text")
     p.add_argument("--plugin-dir", help="also check the plugin at DIR (as run by `claude --plugin-dir DIR`)")
@@ -69,7 +72,7 @@ def _config(args):
     from .config import load_config
 
     return load_config(args.config, vault=args.vault, db=args.db, model=getattr(args, "model", None),
-                       store=args.store, collection=args.collection)
+                       store=args.store, collection=args.collection, sessions=getattr(args, "sessions", None))
 
 
 class _ProgressPrinter:
@@ -124,6 +127,11 @@ def render_report(r) -> str:
             lines.append(f"         configured model not used: {e.fallback_reason}")
     else:
         lines.append(f"vectors: NOT built ({e.reason}); lexical search only")
+    if r.sessions:
+        ss = r.sessions
+        lines.append(f"sessions: {ss['transcripts']} transcripts in {esc(ss['folder'])}: {ss['segments_written']} "
+                     f"read ({ss['messages']} messages), {ss['unchanged']} unchanged, {ss['deleted']} deleted, "
+                     f"{ss['sessions_indexed']} in the index")
     if r.secrets:
         lines.append("secrets: " + ", ".join(f"{k} x{v}" for k, v in sorted(r.secrets.items())) + " (redacted)")
     for path, reason in r.skipped[:20]:
@@ -155,6 +163,10 @@ def cmd_status(args) -> int:
     print(f"reindex:  last {when}; {info['changed_since_reindex']} files changed on disk since")
     cov = info["coverage"]
     print(f"coverage: {cov['files_indexed']} indexed of {cov['markdown_files_in_vault']} Markdown files in the vault")
+    for name, sc in (cov.get("scopes") or {}).items():
+        print(f"  scope {esc(name)}: {sc['indexed']} indexed of {sc['present']} {sc['unit']} present"
+              + (f"; skipped: " + "; ".join(f"{esc(s['path'])}: {esc(s['reason'])}" for s in sc["skipped"][:5])
+                 if sc.get("skipped") else ""))
     stale = [r for r in info.get("rebuild_leftovers", []) if r["state"] == "stale"]
     if stale:
         print(f"leftover: {len(stale)} files ({sum(r['bytes'] for r in stale) / 1e6:.1f} MB) of an interrupted full "

@@ -69,6 +69,13 @@ class Config:
     # file per vault) and, on PostgreSQL, the collection (None: the vault folder's name; "a,b" to search several).
     store: str | None = None
     collection: str | None = None
+    # Issue 17: past Claude Code sessions. `sessions`: a folder of transcripts (config `sessions:
+    # true` means ~/.claude/projects, honouring CLAUDE_CONFIG_DIR); None: not indexed. `scopes`:
+    # named path rules for vault files ((name, (glob, ...)), ...), searchable as `--scope name`.
+    # `hook_scopes`: what hooks may inject (sessions only once the eval says they help).
+    sessions: Path | None = None
+    scopes: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    hook_scopes: tuple[str, ...] = ("vault",)
     source: tuple[str, ...] = field(default=(), compare=False)  # where values came from, for status
 
     def db_path(self) -> Path:
@@ -94,7 +101,7 @@ _ALIASES = {  # YAML section.key -> Config field
     "retrieval.fusion": "fusion",
     "hooks.max_tokens": "hook_max_tokens", "hooks.timeout_ms": "hook_timeout_ms",
     "hooks.pretool_tools": "pretool_tools", "hooks.compress_threshold_chars": "compress_threshold_chars",
-    "hooks.compress_budget_chars": "compress_budget_chars",
+    "hooks.compress_budget_chars": "compress_budget_chars", "hooks.scopes": "hook_scopes",
 }
 _ENV = {
     "VAULTRAG_VAULT": "vault", "VAULTRAG_DB": "db", "VAULTRAG_MODEL": "model", "VAULTRAG_STORE": "store",
@@ -151,6 +158,12 @@ def default_db_path(vault: Path) -> Path:
 def _coerce(name: str, value: Any) -> Any:
     f = _FIELDS[name]
     kind = str(f.type)
+    if name == "sessions" and isinstance(value, bool):  # `sessions: true` = Claude Code's own folder
+        from .sessions import claude_projects_dir
+
+        return claude_projects_dir() if value else None
+    if name == "scopes":
+        return _coerce_scopes(value)
     try:
         if value is None and "None" in kind:
             return None
@@ -184,6 +197,24 @@ def _coerce(name: str, value: Any) -> Any:
     except (TypeError, ValueError) as exc:
         expected = exc.args[0] if exc.args and " " in str(exc.args[0]) else kind
         raise ConfigError(f"config key `{name}`: expected {expected}, got {value!r}") from None
+
+
+def _coerce_scopes(value: Any) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """`scopes:` {name: glob or [globs]} (vault-relative, `**` crosses folders) as sorted pairs."""
+    from .sessions import RESERVED_SCOPES
+
+    if not isinstance(value, Mapping):
+        raise ConfigError(f"config key `scopes`: expected a mapping of name: glob, e.g. adr: \"docs/adr/**\", got {value!r}")
+    out = []
+    for name, globs in value.items():
+        if not isinstance(name, str) or not name.strip() or name in RESERVED_SCOPES or "," in name:
+            raise ConfigError(f"config key `scopes`: {name!r} cannot name a scope (not empty, no comma, "
+                              f"not one of {', '.join(RESERVED_SCOPES)})")
+        globs = [globs] if isinstance(globs, str) else globs
+        if not isinstance(globs, (list, tuple)) or not globs or not all(isinstance(g, str) and g for g in globs):
+            raise ConfigError(f"config key `scopes.{name}`: expected a glob or a list of globs, got {globs!r}")
+        out.append((name, tuple(globs)))
+    return tuple(out)
 
 
 def _flatten(data: Mapping, prefix: str = "") -> dict[str, Any]:
@@ -279,4 +310,14 @@ def load_config(config_file: str | os.PathLike | None = None, **overrides: Any) 
         sources.append("arguments")
     if values.get("vault") is not None:
         values["vault"] = Path(values["vault"]).expanduser().resolve()
+    _check_hook_scopes(values)
     return Config(**values, source=tuple(sources))
+
+
+def _check_hook_scopes(values: dict) -> None:
+    from .sessions import RESERVED_SCOPES
+
+    known = RESERVED_SCOPES + tuple(name for name, _ in values.get("scopes", ()))
+    bad = [s for s in values.get("hook_scopes", ()) if s not in known]
+    if bad:
+        raise ConfigError(f"config key `hooks.scopes`: unknown scope {', '.join(bad)}; choose from {', '.join(known)}")

@@ -23,7 +23,7 @@ PLUGIN_ROOT_VAR = "${CLAUDE_PLUGIN_ROOT}"
 # The scripts that make a handler ours, by event.
 HOOK_SCRIPTS = {"UserPromptSubmit": "user_prompt_submit.py", "PreToolUse": "pre_tool_use.py",
                 "PostToolUse": "post_tool_use.py", "PostToolUseFailure": "post_tool_use_failure.py",
-                "SessionStart": "session_start.py"}
+                "SessionStart": "session_start.py", "SessionEnd": "session_end.py"}
 # Claude Code's own UserPromptSubmit timeout when the handler names none (reference §3.4).
 DEFAULT_TIMEOUT_S = 30
 # Sample questions come from a note of about the vault's median size (big notes are often dumps,

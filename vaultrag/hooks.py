@@ -102,7 +102,9 @@ def context_for(query: str, session_id: str, event: str, cfg, store=None) -> str
         return None
     # The block a fresh session would get (search, then the stricter per-vault decision for
     # unsolicited injection); session memory may only shrink it (see session_memory).
-    ans = hook_answer(query, cfg, max_tokens=cfg.hook_max_tokens, store=store)
+    # Issue 17: past sessions only when `hooks.scopes` names them, and never this session's own messages.
+    ans = hook_answer(query, cfg, max_tokens=cfg.hook_max_tokens, store=store, scope=",".join(cfg.hook_scopes),
+                      exclude_session=session_id or None)
     if ans.status != "ok" or not ans.hits:
         return None
     try:
@@ -189,6 +191,11 @@ def handle(payload: dict, expected: str, cfg=None, store=None) -> str | None:
                                      transcript_path=inp.transcript_path)
         note = {"additionalContext": new.note} if new is not None and new.note else {}
         return _emit(event, updatedToolOutput=new.tool_response, **note) if new is not None else None
+    if event == "SessionEnd":  # issue 17: index the ended session in a detached process
+        from .sessions.hook import session_end
+
+        session_end(inp.transcript_path, cfg, log_line)
+        return None
     if event == "PostToolUseFailure":  # a failed command's output cannot be replaced: add its digest
         from .compress import digest_tool_failure
 

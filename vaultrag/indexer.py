@@ -26,6 +26,7 @@ from .config import ALWAYS_EXCLUDED, Config
 from .errors import VaultNotFound
 from .paths import KEY_META, display_path, new_key, shown_part, stored_path
 from .scrubber import scrub
+from .sessions import is_session_path
 from .store import ChunkRow, FileWrite, LinkRow, Store, backend_for
 from .textutil import meta_key
 from .tokens import load_counter
@@ -75,6 +76,7 @@ class Report:
     chunks_total: int = 0
     secrets: dict[str, int] = field(default_factory=dict)
     embedding: EmbeddingReport = field(default_factory=EmbeddingReport)
+    sessions: dict | None = None  # issue 17: sessions.index.SessionsReport, when `sessions:` is set
     interrupted: bool = False
     seconds: float = 0.0
 
@@ -403,11 +405,13 @@ def _run(store: Store, cfg: Config, root: Path, report: Report, progress: Progre
 
     if not report.interrupted:
         live = set(stored_of.values())
-        gone = [p for p in indexed if p not in live]
+        gone = [p for p in indexed if p not in live and not is_session_path(p)]  # sessions: below
         for rel in gone:
             with store.transaction():
                 store.delete_file(rel)
             report.deleted += 1
+        if cfg.sessions is not None:  # issue 17: past Claude Code sessions, through the same store
+            report.sessions = _index_sessions(store, cfg, embedder, count_tokens, report, stop)
         if embedder is not None and report.embedding.reembedded_all:
             _embed_missing(store, embedder, cfg, report)
         with store.transaction():
@@ -421,9 +425,22 @@ def _run(store: Store, cfg: Config, root: Path, report: Report, progress: Progre
     report.chunks_total = store.counts()["chunks"]
 
 
+def _index_sessions(store: Store, cfg: Config, embedder, count_tokens, report: Report, stop: _Interrupt,
+                    only=None) -> dict:
+    from .sessions.index import index_sessions
+
+    sess = index_sessions(store, Path(cfg.sessions), max_chars=cfg.max_chars, count_tokens=count_tokens,
+                          embed=lambda inputs, files: _embed_batch(store, embedder, inputs, files, cfg, report),
+                          only=only, stop=lambda: stop.flag)
+    for rule, n in sess.secrets.items():
+        report.secrets[rule] = report.secrets.get(rule, 0) + n
+    report.chunks_written += sess.chunks_written
+    return sess.to_dict()
+
+
 def _brief(report: Report) -> dict:
     return {k: getattr(report, k) for k in ("scanned", "added", "updated", "deleted", "unchanged")} | \
-        {"skipped": len(report.skipped)}
+        {"skipped": len(report.skipped)} | ({"sessions": report.sessions} if report.sessions else {})
 
 
 # -- vectors ----------------------------------------------------------------------------------
@@ -515,4 +532,4 @@ def changed_paths(found: dict[str, os.stat_result], indexed: dict, key: str | No
     stored_of = {rel: stored_path(rel, key) if key else rel for rel in found}
     live = set(stored_of.values())
     return [shown_part(stored_of[rel]) for rel, st in found.items() if is_stale(indexed.get(stored_of[rel]), st)] + \
-        [shown_part(p) for p in indexed if p not in live]
+        [shown_part(p) for p in indexed if p not in live and not is_session_path(p)]

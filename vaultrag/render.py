@@ -41,7 +41,8 @@ def render_human(answer: Answer, *, explain: bool = False, color: bool = False) 
             mark = {"fresh": "", "stored": c("33", "  [index copy: file not checked]")}.get(
                 h.citation, c("33", "  [changed since indexing]"))
             lines.append(f"{i:>2}. {c('1;36', esc(citation(h)))}  {c('1', esc(h.title))}"  # no raw ESC from notes
-                         + (f" > {esc(h.heading_path)}" if h.heading_path else "") + tag + mark)
+                         + (f" > {esc(h.heading_path)}" if h.heading_path and h.scope != "sessions" else "")
+                         + tag + mark)
             snippet = esc(" ".join(h.text.split()))
             lines.append(f"    {snippet[:200]}{'…' if len(snippet) > 200 else ''}")
             if explain:

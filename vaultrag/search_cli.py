@@ -23,7 +23,7 @@ def cli_search(args, cfg) -> int:
     # blocks (--context, hooks), or any search given --max-tokens.
     budget = args.max_tokens if args.max_tokens is not None else (None if args.context else 0)
     opts = dict(k=args.k, channels=channels, graph=not args.no_graph, max_tokens=budget,
-                gate=not args.no_gate)
+                gate=not args.no_gate, scope=getattr(args, "scope", None))
     with open_store(cfg, readonly=True) as store:
         if args.queries:
             with open(args.queries, encoding="utf-8") as fh:

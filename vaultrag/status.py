@@ -14,9 +14,11 @@ def status(cfg: Config) -> dict:
     with open_store(cfg, readonly=True) as store:
         meta = store.meta()
         counts = store.counts()
-        found = scan(cfg, Path(cfg.vault).resolve())[0] if cfg.vault and Path(cfg.vault).is_dir() else None
+        found, skipped = scan(cfg, Path(cfg.vault).resolve()) if cfg.vault and Path(cfg.vault).is_dir() else (None, [])
         key = meta.path_key
-        changed = sorted(changed_paths(found, store.files(), key)) if found is not None else []
+        indexed = store.files()
+        changed = sorted(changed_paths(found, indexed, key)) if found is not None else []
+        scopes = scope_coverage(cfg, store, indexed, found, skipped, meta.last_reindex.get("report") or {})
         on_disk = len(found) if found is not None else None
         size = store.size_bytes()
         where = store.location
@@ -31,11 +33,41 @@ def status(cfg: Config) -> dict:
                       "reason": embedding.get("reason"), "vectors": counts["vectors"],
                       "vectors_invalid": meta.vectors_invalid},
         "tokenizer": meta.tokenizer,
-        "coverage": {"markdown_files_in_vault": on_disk, "files_indexed": counts["files"]},
+        "coverage": {"markdown_files_in_vault": on_disk, "files_indexed": scopes["vault"]["indexed"],
+                     "sessions": scopes.get("sessions"), "scopes": scopes},
         "changed_since_reindex": len(changed), "changed_paths": changed[:20],
         "rebuild_leftovers": _leftovers(cfg),
         **_collections(cfg),
     }
+
+
+def scope_coverage(cfg: Config, store, indexed: dict, found: dict | None, skipped: list, last: dict) -> dict:
+    """Issue 17: per scope, what is indexed of what is present, and what was skipped and why.
+    vault: Markdown files; each `scopes:` rule: the files it matches; sessions: transcript files."""
+    from .sessions import is_session_path, sessions_root
+    from .sessions.index import indexed_segments, scan_transcripts
+    from .sessions.scopes import _matches
+
+    files = [p for p in indexed if not is_session_path(p)]
+    out = {"vault": {"unit": "Markdown files", "indexed": len(files), "present": len(found) if found is not None else None,
+                     "skipped": [{"path": p, "reason": r} for p, r in skipped[:50]]}}
+    for name, globs in cfg.scopes:
+        out[name] = {"unit": "Markdown files", "indexed": sum(_matches(p, globs) for p in files),
+                     "present": sum(_matches(p, globs) for p in found) if found is not None else None,
+                     "skipped": [{"path": p, "reason": r} for p, r in skipped if _matches(p, globs)][:50]}
+    segs = indexed_segments(store)
+    root = sessions_root(cfg, store)
+    if root is not None or segs:
+        present, why = scan_transcripts(root) if root is not None and root.is_dir() else (None, [])
+        if root is not None and not root.is_dir():
+            why = [(str(root), "sessions folder does not exist")]
+        report = last.get("sessions") or {}
+        out["sessions"] = {"unit": "transcript files", "folder": str(root) if root else None,
+                           "indexed": len(segs), "present": len(present) if present is not None else None,
+                           "skipped": [{"path": p, "reason": r} for p, r in why[:50]] + list(report.get("skipped", []))[:50],
+                           "left_out": report.get("left_out", {}),
+                           "not_indexed_yet": sorted(set(present) - set(segs))[:20] if present is not None else []}
+    return out
 
 
 def _leftovers(cfg: Config) -> list[dict]:

@@ -1,3 +1,5 @@
+-- table chunk_origins
+CREATE TABLE chunk_origins ( chunk_id INTEGER PRIMARY KEY REFERENCES chunks(id) ON DELETE CASCADE, scope TEXT NOT NULL, origin TEXT NOT NULL );
 -- table chunks
 CREATE TABLE chunks ( id INTEGER PRIMARY KEY AUTOINCREMENT, -- never reused: a stale vector can't attach to a new chunk file_id INTEGER NOT NULL REFERENCES files(id) ON DELETE CASCADE, section_index INTEGER NOT NULL, chunk_index INTEGER NOT NULL, heading_path TEXT NOT NULL, -- headings joined with ' > ', '' for the lead context TEXT NOT NULL, -- 'title | type | tags' (the FTS delete needs it back) text TEXT NOT NULL, -- TEXT, or a BLOB: raw deflate of the UTF-8 (COMPRESS_MIN_BYTES) search_text TEXT, -- NULL when equal to text line_start INTEGER NOT NULL, line_end INTEGER NOT NULL, content_hash BLOB NOT NULL, -- 8 bytes: chunker's fingerprint of the text (citations) embed_hash BLOB NOT NULL, -- 8 bytes of sha256 of the embedded input: reuse vectors tokens INTEGER NOT NULL, block_ids TEXT NOT NULL DEFAULT '' -- space-separated '^id's defined in this chunk );
 -- index chunks_embed

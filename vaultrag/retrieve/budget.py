@@ -31,10 +31,16 @@ def folder_of(path: str) -> str:
 
 
 def hit_header(h: Hit) -> str:
-    """`### Note title > Section > Subsection (folder)`: every hit names its note."""
+    """`### Note title > Section > Subsection (folder)`: every hit names its note (a past
+    session's message: `### Session title > date role (past session)`)."""
     title = h.title or h.path.rsplit("/", 1)[-1].removesuffix(".md")
     where = title + (f" > {h.heading_path}" if h.heading_path else "")
-    return f"### {where} ({folder_of(h.path)})"
+    return f"### {where} ({'past session' if _session(h) else folder_of(h.path)})"
+
+
+def _session(h: Hit) -> dict | None:
+    origin = getattr(h, "origin", None)
+    return origin if origin and origin.get("kind") == "session" else None
 
 
 def hit_body(h: Hit) -> str:
@@ -51,7 +57,14 @@ def hit_body(h: Hit) -> str:
     return text
 
 
+SESSION_ID_PREFIX = 8  # characters of a session id in a citation (a uuid's first group)
+
+
 def citation(h: Hit) -> str:
+    """`path:Lstart-Lend`, or for a past session's message `session <id-prefix> <timestamp> <role>`."""
+    s = _session(h)
+    if s:
+        return f"session {str(s.get('session_id') or '')[:SESSION_ID_PREFIX]} {s.get('timestamp') or '?'} {s.get('role')}"
     return f"{h.path}:L{h.line_start}-L{h.line_end}"
 
 

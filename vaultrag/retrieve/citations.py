@@ -132,3 +132,33 @@ def locate(ch: StoredChunk, files: FileCache) -> tuple[str, str, int, int] | Non
 def stored_copy(ch: StoredChunk) -> tuple[str, str, int, int]:
     """The chunk as the index stored it, for a searcher without the files (`citation: "stored"`)."""
     return STORED, ch.text, ch.line_start, ch.line_end
+
+
+def locate_session(ch: StoredChunk, root: Path | None, origin: dict,
+                   cache: dict | None = None) -> tuple[str, str, int, int] | None:
+    """A transcript chunk's citation (issue 17): the segment's bytes unchanged, or its message
+    found again by uuid: `fresh`; the transcript or the message gone: None (dropped); no sessions
+    folder on this machine, or a transcript that may not be read (a link, too big): `stored`."""
+    from ..sessions import parse_segment_path
+    from ..sessions.index import MAX_TRANSCRIPT_BYTES
+
+    if root is None or not root.is_dir():
+        return stored_copy(ch)
+    rel, start = parse_segment_path(ch.path)
+    cache = {} if cache is None else cache
+    if rel not in cache:
+        try:
+            cache[rel] = read_in_vault(root, rel, MAX_TRANSCRIPT_BYTES)
+        except OSError as exc:
+            cache[rel] = False if isinstance(exc, RefusedFile) or exc.errno not in _GONE else None
+    data = cache[rel]
+    if data is None:
+        return None
+    if data is False:  # a link, a special file, too big, unreadable: the index's copy
+        return stored_copy(ch)
+    if hashlib.sha256(data[start:ch.size]).hexdigest() == ch.file_hash:
+        return FRESH, ch.text, ch.line_start, ch.line_end
+    uuid = (origin.get("message_uuid") or "").encode()
+    if uuid and (b'"uuid":"' + uuid + b'"' in data or b'"uuid": "' + uuid + b'"' in data):
+        return FRESH, ch.text, ch.line_start, ch.line_end
+    return None

@@ -135,7 +135,8 @@ def calibrate(cfg, store, prompts: list[str] | None = None) -> Calibration:
     routed: dict[str, dict[str, int]] = {k: dict.fromkeys(ROUTES, 0) for k in KINDS}
     # k=1 and no vectors: the evidence is lexical and known before citations, which only cost time.
     for p in prompts:
-        ans = search(p, cfg, store=store, k=1, channels=("meta", "bm25"), graph=False, max_tokens=0, gate=False)
+        ans = search(p, cfg, store=store, k=1, channels=("meta", "bm25"), graph=False, max_tokens=0, gate=False,
+                     scope=",".join(cfg.hook_scopes))  # what the hooks search (issue 17: not past sessions by default)
         ev, kind = ans.evidence, prompt_kind(p)
         by_kind[kind].append(score(ev) if ev.get("passed") else 0.0)
         for route in ROUTES:
@@ -205,7 +206,7 @@ def decide(answer, prompt: str, calibration: Calibration | None) -> Decision:
     return Decision(False, "weak_for_kind", kind, s, threshold)
 
 
-def hook_answer(query: str, cfg, *, max_tokens: int | None = None, store=None):
+def hook_answer(query: str, cfg, *, max_tokens: int | None = None, store=None, **scope):
     """search() as a hook should use it: the Answer when it earns unsolicited injection, else a
     no_evidence Answer with reason "not_injected" (its evidence says why: `inject`)."""
     from ..store import open_store
@@ -214,7 +215,7 @@ def hook_answer(query: str, cfg, *, max_tokens: int | None = None, store=None):
     own = store is None
     store = store or open_store(cfg, readonly=True)
     try:
-        ans = search(query, cfg, store=store, max_tokens=max_tokens)
+        ans = search(query, cfg, store=store, max_tokens=max_tokens, **scope)  # scope, exclude_session (issue 17)
         d = decide(ans, query, Calibration.from_json(store.get_meta(META_KEY)))
     finally:
         if own:

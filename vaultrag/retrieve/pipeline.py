@@ -9,9 +9,10 @@ from typing import Iterable
 
 from ..config import Config, load_config
 from ..store import Store, StoredChunk, open_store
+from ..sessions import is_session_path
 from ..textutil import CJK_RE, STOPWORDS, query_terms
 from .channels import FtsQuery, bm25_channel, build_fts_query, meta_channel, similarities, vec_channel
-from .citations import FileCache, changed_on_disk, locate, stored_copy
+from .citations import FileCache, changed_on_disk, locate, locate_session, stored_copy
 from .fusion import rescore, rrf
 from .graph import expand
 from .types import CHANNELS, Answer, Candidate, ChannelStatus, Hit
@@ -208,19 +209,42 @@ def title_share(query: str, chunks: dict[int, StoredChunk]) -> dict[int, float]:
     return {cid: shares[ch.title] for cid, ch in chunks.items()}
 
 
+# A search limited to some scopes (issue 17) asks the channels for this many times more candidates,
+# since the others' are filtered out after: a vault of 10k notes must not crowd out the sessions.
+SCOPE_OVERFETCH = 3
+
+
+def _scope_keep(cfg: Config, scope, exclude_session: str | None):
+    """(path -> kept, or None for all; whether the scope is narrower than the vault: then the channels
+    dig deeper), for the scopes asked for minus the given session's own messages."""
+    from ..sessions.scopes import parse_scope, selector, session_id_of
+
+    wanted = parse_scope(scope, cfg.scopes)
+    keep = selector(wanted, cfg.scopes)
+    narrow = keep is not None and "vault" not in wanted
+    if not exclude_session:
+        return keep, narrow
+    return (lambda path: (keep is None or keep(path)) and session_id_of(path) != exclude_session), narrow
+
+
 def search(query: str, config: Config | None = None, *, k: int | None = None, channels: Iterable[str] | None = None,
-           graph: bool = True, max_tokens: int | None = None, store: Store | None = None, gate: bool = True) -> Answer:
+           graph: bool = True, max_tokens: int | None = None, store: Store | None = None, gate: bool = True,
+           scope=None, exclude_session: str | None = None) -> Answer:
     """Answer `query` from the index of the configured vault. Never raises on odd query text.
 
     `gate=False` returns the ranking even when the evidence is weak (`evidence["passed"]` still
     says what the gate decided); the eval harness uses it to measure ranking and gate apart.
-    `max_tokens=0` returns every hit whole, ignoring the token and 10,000-character budgets."""
+    `max_tokens=0` returns every hit whole, ignoring the token and 10,000-character budgets.
+    `scope`: "all" (default), "vault", "sessions", a `scopes:` rule's name, or several comma-separated;
+    `exclude_session`: a session id whose own messages are never returned (hooks)."""
     from .budget import fit_budget
 
     cfg = config or load_config()
     t0 = time.perf_counter()
     timings: dict[str, float] = {}
     k = k or cfg.k
+    keep, narrow = _scope_keep(cfg, scope, exclude_session)
+    depth = cfg.candidates * (SCOPE_OVERFETCH if narrow else 1)
     wanted = tuple(c for c in CHANNELS if channels is None or c in set(channels))
     own = store is None
     store = store or open_store(cfg, readonly=True)
@@ -233,21 +257,21 @@ def search(query: str, config: Config | None = None, *, k: int | None = None, ch
         fq = build_fts_query(query, store)
         if "meta" in wanted:
             t = time.perf_counter()
-            hits, status["meta"] = meta_channel(store, query, cfg.candidates)
+            hits, status["meta"] = meta_channel(store, query, depth)
             results["meta"] = [(cid, s) for cid, s, _, _ in hits]
             pinned = {cid for cid, _, pin, _ in hits if pin}
             named = any(whole for _, _, pin, whole in hits if not pin)
             timings["meta"] = (time.perf_counter() - t) * 1000
         if "bm25" in wanted:
             t = time.perf_counter()
-            results["bm25"], status["bm25"] = bm25_channel(store, fq, cfg.candidates)
+            results["bm25"], status["bm25"] = bm25_channel(store, fq, depth)
             timings["bm25"] = (time.perf_counter() - t) * 1000
         qv = None
         rescoring = cfg.fusion != "rrf" and bool(results.get("bm25") or results.get("meta"))
         if "vec" in wanted:
             t = time.perf_counter()
-            depth = min(cfg.candidates, VEC_NEAR_DEPTH) if rescoring else cfg.candidates
-            results["vec"], status["vec"], qv = vec_channel(store, query, depth)
+            near = min(depth, VEC_NEAR_DEPTH * (depth // cfg.candidates)) if rescoring else depth
+            results["vec"], status["vec"], qv = vec_channel(store, query, near)
             timings["vec"] = (time.perf_counter() - t) * 1000
         for c in CHANNELS:
             status.setdefault(c, ChannelStatus(ran=False, reason="not requested"))
@@ -267,7 +291,9 @@ def search(query: str, config: Config | None = None, *, k: int | None = None, ch
 
         t = time.perf_counter()
         ids = [cid for hits in results.values() for cid, _ in hits]
-        chunks = store.chunks_by_id(ids)
+        chunks = store.chunks_by_id(ids + ([cid for cid, _ in knn] if keep is not None else []))
+        if keep is not None:  # issue 17: only the scopes asked for (paths say which a chunk is in)
+            results, knn, pinned = _in_scope(chunks, keep, results, knn, pinned)
         if rescoring and results.get("bm25"):
             # BM25's candidates re-scored by the vector blend and, a metadata signal, by how much
             # of their note's title the query names.
@@ -317,12 +343,18 @@ def search(query: str, config: Config | None = None, *, k: int | None = None, ch
         path_key = store.meta().path_key  # finds the real file of a path stored redacted (paths.py)
         caches: dict[Path, FileCache] = {}  # one per vault folder (a search over several collections)
         hits: list[Hit] = []
+        origins = _origins(store, [chunks[c.chunk_id] for c in picked])
+        transcripts: dict = {}
+        sessions_root = _sessions_root(cfg, store) if origins else None
         for cand in picked:
             ch = chunks[cand.chunk_id]
             root = Path(ch.root) if ch.root else vault
-            files = _file_cache(caches, root, cfg, path_key)
-            # A shared index searched from a machine without the files: cite the stored text.
-            found = locate(ch, files) if root.is_dir() else stored_copy(ch)
+            if cand.chunk_id in origins:  # a past session's message: found again by its uuid
+                found = locate_session(ch, sessions_root, origins[cand.chunk_id], transcripts)
+            else:
+                files = _file_cache(caches, root, cfg, path_key)
+                # A shared index searched from a machine without the files: cite the stored text.
+                found = locate(ch, files) if root.is_dir() else stored_copy(ch)
             if found is None:
                 continue
             citation, text, start, end = found
@@ -330,8 +362,9 @@ def search(query: str, config: Config | None = None, *, k: int | None = None, ch
             hits.append(Hit(path=ch.path, title=ch.title, heading_path=ch.heading_path, text=text, line_start=start,
                             line_end=end, citation=citation, score=cand.score, ranks=cand.ranks, raw=cand.raw,
                             via=cand.via, graph_provenance=cand.graph_provenance, tokens=tokens, chunk_id=ch.id,
-                            content_hash=ch.content_hash))
-        stale = changed_on_disk(vault, [c for c in chunks.values() if not c.root],
+                            content_hash=ch.content_hash, scope=_scope(ch, cfg, origins),
+                            origin=origins.get(ch.id)))
+        stale = changed_on_disk(vault, [c for c in chunks.values() if not c.root and not is_session_path(c.path)],
                                 _file_cache(caches, vault, cfg, path_key)) if vault.is_dir() else 0
         timings["citations"] = (time.perf_counter() - t) * 1000
         if not hits:
@@ -343,6 +376,37 @@ def search(query: str, config: Config | None = None, *, k: int | None = None, ch
     finally:
         if own:
             store.close()
+
+
+def _in_scope(chunks: dict[int, StoredChunk], keep, results: dict, knn: list, pinned: set):
+    """The channels' results, KNN list and pinned ids without the chunks outside the scope."""
+    ok = {cid for cid, ch in chunks.items() if keep(ch.path)}
+    return ({name: [(cid, s) for cid, s in hits if cid in ok] for name, hits in results.items()},
+            [(cid, s) for cid, s in knn if cid in ok], {cid for cid in pinned if cid in ok})
+
+
+def _origins(store: Store, chunks: list[StoredChunk]) -> dict[int, dict]:
+    """chunk id -> origin of the transcript chunks among `chunks` (files have none)."""
+    ids = [ch.id for ch in chunks if is_session_path(ch.path)]
+    if not ids:
+        return {}
+    from ..sessions.scopes import session_origin
+
+    by_id = {ch.id: ch for ch in chunks}
+    stored = store.origins(ids)
+    return {cid: session_origin(stored.get(cid, ("", None))[1], by_id[cid].path) for cid in ids}
+
+
+def _sessions_root(cfg: Config, store: Store) -> Path | None:
+    from ..sessions import sessions_root
+
+    return sessions_root(cfg, store)
+
+
+def _scope(ch: StoredChunk, cfg: Config, origins: dict) -> str:
+    from ..sessions.scopes import scope_of
+
+    return "sessions" if ch.id in origins else scope_of(ch.path, cfg.scopes)
 
 
 def _file_cache(caches: dict[Path, FileCache], root: Path, cfg: Config, path_key: str | None) -> FileCache:

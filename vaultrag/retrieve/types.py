@@ -42,11 +42,18 @@ class Hit:
     tokens: int
     chunk_id: int
     content_hash: str
+    # Issue 17: what the hit belongs to (vault | sessions | a `scopes:` rule's name) and where it
+    # came from: {"kind": "file", path, heading_path, title} or {"kind": "session", session_id,
+    # message_uuid, role, timestamp, project} (None: a file, built from the fields above).
+    scope: str = "vault"
+    origin: dict | None = None
 
     def public(self) -> dict:
         d = asdict(self)
         for private in ("tokens", "chunk_id", "content_hash"):
             d.pop(private)
+        if d["origin"] is None:
+            d["origin"] = {"kind": "file", "path": self.path, "heading_path": self.heading_path, "title": self.title}
         return d
 
 

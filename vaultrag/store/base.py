@@ -300,6 +300,17 @@ class Store(ABC):
         """Bytes the index takes on disk, when the backend can say."""
         return None
 
+    # -- origins (issue 17): where a chunk of a non-file source came from
+    def put_origins(self, path: str, scope: str, origins: Sequence[str]) -> None:
+        """Record the scope and origin (a JSON object, e.g. a transcript message's session id and
+        uuid) of each chunk of `path`, in the order `write_file` stored them. Call inside the
+        same `transaction()`, after `write_file`; deleting or rewriting the document drops them."""
+        raise NotImplementedError(f"{type(self).__name__} does not store chunk origins")
+
+    def origins(self, ids: Sequence[int]) -> dict[int, tuple[str, str]]:
+        """chunk id -> (scope, origin JSON) for those of `ids` that have one (files have none)."""
+        return {}
+
     # -- read side: documents
     @abstractmethod
     def chunk_count(self) -> int: ...

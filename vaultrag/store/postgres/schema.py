@@ -93,7 +93,15 @@ BASE: tuple[str, ...] = (
     )""",
     "CREATE INDEX keys_key ON keys (gen, key)",
 )
-MIGRATIONS: tuple[tuple[str, ...], ...] = ()
+MIGRATIONS: tuple[tuple[str, ...], ...] = (
+    # 1 -> 2 (issue 17): the scope and origin (JSON) of chunks that do not come from a vault file
+    # (transcript messages); chunk ids are one sequence for the database, so no generation column.
+    ("""CREATE TABLE IF NOT EXISTS chunk_origins (
+        chunk_id bigint PRIMARY KEY REFERENCES chunks(id) ON DELETE CASCADE,
+        scope text NOT NULL,
+        origin text NOT NULL
+    )""",),
+)
 SCHEMA_VERSION = 1 + len(MIGRATIONS)
 # Serialises schema creation and migration between processes (pg_advisory_xact_lock key).
 SCHEMA_LOCK_KEY = 0x7661756c  # "vaul"

@@ -215,6 +215,26 @@ class PgStore(Store):
                     [(self.gen, file_id, key, kind, ids[pos] if pos is not None else 0) for key, kind, pos in fw.keys])
         return len(ids)
 
+    # -- origins (issue 17) ---------------------------------------------------------------------
+    def put_origins(self, path: str, scope: str, origins: Sequence[str]) -> None:
+        ids = [r[0] for r in self.conn.execute(
+            "SELECT c.id FROM chunks c JOIN files f ON f.id = c.file_id WHERE f.gen = %s AND f.path = %s "
+            "ORDER BY c.id", (self.gen, path))]
+        if len(ids) != len(origins):
+            raise ValueError(f"{len(origins)} origins for the {len(ids)} chunks stored for {path!r}")
+        if ids:
+            with self.conn.cursor() as cur:
+                cur.executemany("INSERT INTO chunk_origins (chunk_id, scope, origin) VALUES (%s, %s, %s) "
+                                "ON CONFLICT (chunk_id) DO UPDATE SET scope = excluded.scope, origin = excluded.origin",
+                                [(cid, scope, o) for cid, o in zip(ids, origins)])
+
+    def origins(self, ids: Sequence[int]) -> dict[int, tuple[str, str]]:
+        ids = list(dict.fromkeys(ids))
+        if not ids:
+            return {}
+        rows = self.conn.execute("SELECT chunk_id, scope, origin FROM chunk_origins WHERE chunk_id = ANY(%s)", (ids,))
+        return {r[0]: (r[1], r[2]) for r in rows}
+
     # -- vectors (write side) ----------------------------------------------------------------
     def has_vectors(self) -> bool:
         return self._cached_meta().vector_dim is not None

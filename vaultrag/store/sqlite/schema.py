@@ -85,7 +85,15 @@ BASE: tuple[str, ...] = (
 )
 
 # Migrations from BASE_VERSION on: MIGRATIONS[i] brings version BASE_VERSION + i to BASE_VERSION + i + 1.
-MIGRATIONS: tuple[tuple[str, ...], ...] = ()
+MIGRATIONS: tuple[tuple[str, ...], ...] = (
+    # 2 -> 3 (issue 17): the scope and origin of chunks that do not come from a vault file (a
+    # transcript message: session id, message uuid, role, timestamp), as JSON; gone with the chunk.
+    ("""CREATE TABLE chunk_origins (
+        chunk_id INTEGER PRIMARY KEY REFERENCES chunks(id) ON DELETE CASCADE,
+        scope TEXT NOT NULL,
+        origin TEXT NOT NULL
+    )""",),
+)
 SCHEMA_VERSION = BASE_VERSION + len(MIGRATIONS)
 
 VEC_TABLE = "chunks_vec"

@@ -220,6 +220,15 @@ class _StoreBase:
                                                   "chunk_id": ids[pos] if pos is not None else 0})
         return len(ids)
 
+    # -- origins (issue 17) ---------------------------------------------------------------------
+    def put_origins(self, path: str, scope: str, origins: Sequence[str]) -> None:
+        ids = [r[0] for r in self.conn.execute(
+            "SELECT c.id FROM chunks c JOIN files f ON f.id = c.file_id WHERE f.path = :p ORDER BY c.id", {"p": path})]
+        if len(ids) != len(origins):
+            raise ValueError(f"{len(origins)} origins for the {len(ids)} chunks stored for {path!r}")
+        self.conn.executemany("INSERT OR REPLACE INTO chunk_origins (chunk_id, scope, origin) VALUES (?, ?, ?)",
+                              [(cid, scope, o) for cid, o in zip(ids, origins)])
+
     # -- vectors -----------------------------------------------------------------------------
     def has_vec_table(self) -> bool:
         row = self.conn.execute("SELECT 1 FROM sqlite_master WHERE name = :n", {"n": schema.VEC_TABLE}).fetchone()
@@ -382,6 +391,18 @@ class QueryMixin:
         sql = (f"SELECT {_CHUNK_COLS} FROM chunks c JOIN files f ON f.id = c.file_id "
                f"WHERE c.file_id IN ({_in_clause(file_ids)}) ORDER BY c.file_id, c.section_index, c.chunk_index")
         return [_stored_chunk(r) for r in self.conn.execute(sql, list(file_ids))]
+
+    def origins(self, ids: Sequence[int]) -> dict[int, tuple[str, str]]:
+        ids = list(dict.fromkeys(ids))
+        if not ids:
+            return {}
+        sql = f"SELECT chunk_id, scope, origin FROM chunk_origins WHERE chunk_id IN ({_in_clause(ids)})"
+        try:
+            return {r[0]: (r[1], r[2]) for r in self.conn.execute(sql, ids)}
+        except Exception as exc:  # an index of schema 2 opened read-only: no origins yet
+            if "no such table" in str(exc):
+                return {}
+            raise
 
     def lead_chunks(self, file_ids: Sequence[int]) -> dict[int, int]:
         """file id -> id of its first chunk (the note's lead / summary)."""
