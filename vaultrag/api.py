@@ -21,7 +21,6 @@ from .errors import VaultragError
 MAX_QUERY_CHARS = 4000  # a prompt-sized query; longer text is a paste, not a question
 MAX_K = 50  # more hits than this exceed any context budget a client can use
 MAX_TOKENS_CAP = 100_000  # the rendered answer's budget; 0 still means "no budget"
-SCOPES = ("vault", "sessions", "all")  # what a search may cover, plus the names of `scopes:` path rules (issue 17)
 MAX_GET_LINES = 5000  # one get returns at most this many lines; ask for a range beyond
 
 
@@ -104,10 +103,7 @@ def search(query: str, cfg: Config, *, k: int | None = None, max_tokens: int | N
         except ValueError:
             raise BadRequest(f"`scope` must be one of {', '.join(known_scopes(cfg.scopes))} (or several, "
                              f"comma-separated), got {scope!r}") from None
-        if _accepts(pipeline_search, "scope"):
-            extra["scope"] = scope
-        elif scope == "sessions":
-            raise BadRequest("this build indexes the vault only: `scope` \"sessions\" needs the transcript source")
+        extra["scope"] = scope
     if collection is not None:
         if not isinstance(collection, str):
             raise BadRequest(f"`collection` must be a string, got {collection!r}")

@@ -1,7 +1,7 @@
 """The OpenAPI 3.1 document served at /openapi.json (written by hand: the routes are few)."""
 from __future__ import annotations
 
-from ..api import MAX_K, MAX_QUERY_CHARS, MAX_TOKENS_CAP, SCOPES
+from ..api import MAX_K, MAX_QUERY_CHARS, MAX_TOKENS_CAP
 
 _ERROR = {"type": "object", "required": ["code", "message"],
           "properties": {"code": {"type": "string"}, "message": {"type": "string"}}}
@@ -28,7 +28,8 @@ SEARCH = {"type": "object", "additionalProperties": False, "required": ["query"]
     "query": {"type": "string", "minLength": 1, "maxLength": MAX_QUERY_CHARS},
     "k": {"type": "integer", "minimum": 1, "maximum": MAX_K},
     "max_tokens": {"type": "integer", "minimum": 0, "maximum": MAX_TOKENS_CAP},
-    "scope": {"type": "string", "enum": list(SCOPES)},
+    "scope": {"type": "string", "minLength": 1, "examples": ["vault", "sessions", "all", "adr", "vault,adr"],
+              "description": "vault, sessions, all, the name of a `scopes:` path rule, or several comma-separated"},
     "collection": {"type": "string"},
     "gate": {"type": "boolean"}}}
 REINDEX = {"type": "object", "additionalProperties": False, "properties": {"full": {"type": "boolean"}}}
