@@ -31,6 +31,8 @@ from .scrubber import scrub
 from .store import ChunkRow, FileWrite, LinkRow, Store, backend_for
 from .textutil import meta_key
 from .tokens import load_counter
+from .index_vectors import embed_batch as _embed_batch, embed_input, embed_missing as _embed_missing
+from .index_vectors import setup_vectors as _setup_vectors
 
 log = logging.getLogger(__name__)
 
@@ -119,11 +121,6 @@ def read_note(root: Path, rel: str, max_bytes: int) -> tuple[bytes | None, str |
     except UnicodeDecodeError:
         text = raw.decode("utf-8-sig", errors="replace")
     return raw, text, None
-
-
-def embed_input(title: str, heading_path: str, text: str) -> str:
-    """What the embedding model sees for a chunk: note title and heading give it its topic."""
-    return "\n".join(p for p in (title, heading_path, text) if p)
 
 
 def build_file(rel: str, st: os.stat_result, raw: bytes, text: str, cfg: Config,
@@ -272,9 +269,13 @@ def _run_on(store: Store, cfg: Config, root: Path, report: Report, progress: Pro
 
 def _run(store: Store, cfg: Config, root: Path, report: Report, progress: Progress | None, stop: _Interrupt,
          embed: bool, full: bool, changes: list[str] | None) -> None:
-    tok_name, count_tokens = load_counter()
+    # The token counter (tiktoken's tables: ~0.4 s) is loaded only when a file must be processed; until
+    # then the name recorded by the last run stands in for it in the settings fingerprint.
+    meta = store.meta()
+    lazy_counter = _COUNTER is None and changes is None and bool(meta.tokenizer)  # (changes need it anyway)
+    tok_name = meta.tokenizer if lazy_counter else token_counter()[0]
     fingerprint = settings_fingerprint(cfg, tok_name)
-    reprocess_all = store.meta().settings != fingerprint
+    reprocess_all = meta.settings != fingerprint
     embedder = _setup_vectors(store, cfg, report) if embed else None
     if not embed:
         report.embedding.reason = "disabled (--no-embed)"
@@ -285,7 +286,7 @@ def _run(store: Store, cfg: Config, root: Path, report: Report, progress: Progre
     indexed = store.files()
     key = path_key(store)
     report.warnings.extend(("", w) for w in exclude_patterns(cfg.exclude, root)[1])
-    verified = store.get_meta(PATHS_VERIFIED_META) == paths_digest(indexed)
+    was_verified = verified = store.get_meta(PATHS_VERIFIED_META) == paths_digest(indexed)
     if changes is None:
         found, skipped = scan(cfg, root)
         todo, stored_of = plan_vault(found, indexed, key, reprocess_all, trusted=verified)
@@ -296,6 +297,14 @@ def _run(store: Store, cfg: Config, root: Path, report: Report, progress: Progre
         found, skipped, gone = plan_paths(cfg, root, changes, indexed, key)
         stored_of = {rel: stored_path(rel, key) for rel in found}
         todo = [rel for rel, st in found.items() if is_stale(indexed.get(stored_of[rel]), st)]
+    if todo and token_counter()[0] != tok_name:  # the counter changed since the last run: redo all
+        assert changes is None
+        tok_name = token_counter()[0]
+        fingerprint = settings_fingerprint(cfg, tok_name)
+        reprocess_all = True
+        todo = list(found)
+        stored_of = {rel: stored_of.get(rel) or stored_path(rel, key) for rel in found}
+    count_tokens = token_counter()[1] if todo else None
     report.skipped.extend(skipped)
     report.scanned = len(found)
     report.unchanged += len(found) - len(todo)
@@ -313,7 +322,7 @@ def _run(store: Store, cfg: Config, root: Path, report: Report, progress: Progre
             store.update_meta(settings=fingerprint, tokenizer=tok_name, vault=str(root),
                               last_reindex={"at": time.time(), "report": _brief(report)},
                               embedding=asdict(report.embedding))
-            if verified:
+            if verified and (written or gone or not was_verified):
                 store.set_meta(PATHS_VERIFIED_META, paths_digest((set(indexed) | set(written)) - set(gone)))
     if full and not report.interrupted:
         store.optimize(compact=True)  # one VACUUM (optimize alone may run one when pages freed)
@@ -328,6 +337,16 @@ def paths_digest(paths: Iterable[str]) -> str:
     for p in sorted(paths):
         h.update(p.encode("utf-8", "surrogateescape") + b"\0")
     return h.hexdigest()
+
+
+_COUNTER: tuple[str, Callable[[str], int]] | None = None  # loaded once a process (the counter is pure)
+
+
+def token_counter() -> tuple[str, Callable[[str], int]]:
+    global _COUNTER
+    if _COUNTER is None:
+        _COUNTER = load_counter()
+    return _COUNTER
 
 
 def plan_vault(found: dict[str, os.stat_result], indexed: dict, key: str, reprocess_all: bool = False,
@@ -476,74 +495,6 @@ def _index_files(store: Store, cfg: Config, root: Path, report: Report, progress
 def _brief(report: Report) -> dict:
     return {k: getattr(report, k) for k in ("scanned", "added", "updated", "deleted", "unchanged")} | \
         {"skipped": len(report.skipped)}
-
-
-# -- vectors ----------------------------------------------------------------------------------
-def _setup_vectors(store: Store, cfg: Config, report: Report):
-    """Load the embedder and make sure the vector table belongs to it. None when unavailable."""
-    emb = report.embedding
-    if store.vec_error is not None:
-        emb.reason = store.vec_error
-        if store.meta().vector_dim is not None:  # vectors exist but can't be kept in step now
-            with store.transaction():
-                store.update_meta(vectors_invalid=True)
-        return None
-    try:
-        from .embedder import load_embedder
-
-        embedder = load_embedder(cfg.model)
-    except Exception as exc:  # missing model2vec, unreadable model folder, ...
-        emb.reason = f"embedding model unavailable: {exc}"
-        log.warning("%s", emb.reason)
-        return None
-    emb.available = True
-    emb.model = embedder.model_id
-    emb.fallback_reason = embedder.fallback_reason
-    fp = json.dumps({"model": embedder.model_id, "dim": embedder.dim, "vocab": embedder.vocab_size,
-                     "weights_sha256": embedder.weights_sha256, "vector_type": cfg.vector_type}, sort_keys=True)
-    meta = store.meta()
-    if meta.model_fingerprint != fp or not store.has_vectors() or meta.vectors_invalid:
-        previous = meta.model()
-        with store.transaction():
-            store.reset_vectors(embedder.dim, cfg.vector_type)
-            store.update_meta(model_fingerprint=fp, model_path=str(embedder.path), vectors_invalid=False)
-        if store.counts()["chunks"]:
-            emb.reembedded_all = True
-            log.info("embedding model changed (%s -> %s): re-embedding every chunk", previous, embedder.model_id)
-    return embedder
-
-
-def _embed_batch(store: Store, embedder, inputs_per_file: list[list[str]], files: list[FileWrite], cfg: Config,
-                 report: Report) -> list[list[bytes] | None]:
-    if embedder is None:
-        report.embedding.skipped += sum(len(i) for i in inputs_per_file)
-        return [None] * len(files)
-    hashes = [ch.embed_hash for fw in files for ch in fw.chunks]
-    known = store.vectors_by_embed_hash(hashes)
-    todo: dict[str, str] = {}
-    for fw, inputs in zip(files, inputs_per_file):
-        for ch, inp in zip(fw.chunks, inputs):
-            if ch.embed_hash not in known:
-                todo.setdefault(ch.embed_hash, inp)
-    if todo:
-        vecs = embedder.encode(list(todo.values()), batch_size=cfg.embed_batch_size)
-        for h, blob in zip(todo, store.pack_vectors(vecs, cfg.vector_type)):
-            known[h] = blob
-    report.embedding.embedded += len(todo)
-    report.embedding.reused += len(hashes) - len(todo)
-    return [[known[ch.embed_hash] for ch in fw.chunks] for fw in files]
-
-
-def _embed_missing(store: Store, embedder, cfg: Config, report: Report) -> None:
-    rows = list(store.chunks_without_vectors())
-    for i in range(0, len(rows), 1024):
-        part = rows[i:i + 1024]
-        vecs = embedder.encode([embed_input(t, h, x) for _, t, h, x in part], batch_size=cfg.embed_batch_size)
-        with store.transaction():
-            for (cid, *_), blob in zip(part, store.pack_vectors(vecs, cfg.vector_type)):
-                if blob is not None:
-                    store.put_vector(cid, blob)
-        report.embedding.embedded += len(part)
 
 
 def path_key(store: Store) -> str:
