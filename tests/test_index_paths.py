@@ -94,3 +94,24 @@ def test_scan_applies_exclude_patterns_and_start(tmp_path, cfg_for):
     assert all(found[p].st_size == os.lstat(root / p).st_size for p in found)
     sub, _ = scan(cfg, root, start="Notes/sub")
     assert list(sub) == ["Notes/sub/e.markdown"]
+
+
+def test_nothing_to_do_loads_neither_model_nor_tiktoken(vault, cfg_for):
+    import subprocess
+    import sys
+
+    cfg = cfg_for(vault)
+    reindex(cfg)
+    code = ("import sys; from vaultrag.config import load_config; from vaultrag.indexer import reindex\n"
+            f"cfg = load_config(vault={str(vault)!r}, db={str(cfg.db_path())!r})\n"
+            "r = reindex(cfg); print(r.unchanged, r.embedding.available, 'model2vec' in sys.modules, "
+            "'tiktoken' in sys.modules)\n"
+            f"open({str(vault / 'Inbox.md')!r}, 'w').write('# Inbox\\n\\nA pelican note to embed.\\n')\n"
+            "r = reindex(cfg); print(r.added, r.embedding.embedded, 'model2vec' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         env={**os.environ, "HF_HUB_OFFLINE": "1"}).stdout.split("\n")
+    assert out[0] == "7 True False False"
+    assert out[1] == "1 1 True"  # the first file to embed loads the model
+    with Store(cfg.db_path(), readonly=True) as s:
+        c = s.counts()
+        assert c["vectors"] == c["chunks"]

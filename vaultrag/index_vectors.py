@@ -37,9 +37,10 @@ def model_signature(cfg: Config) -> str | None:
         info = resolve_model(cfg.model)
         if info.path is None:
             return None
-        files = [f for f in (model_files(info.path) or ()) if f]
-        if not files:
+        files = model_files(info.path)
+        if files is None:
             return None
+        files = files[:3]  # weights, tokenizer.json, config (the 4th is the tensor's name)
         stats = [(str(f), os.stat(f).st_size, os.stat(f).st_mtime_ns) for f in files]
     except Exception:  # resolve errors surface when the model is loaded for real
         return None

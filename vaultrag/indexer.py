@@ -283,18 +283,21 @@ def _run(store: Store, cfg: Config, root: Path, report: Report, progress: Progre
     if reprocess_all or (embedder is not None and report.embedding.reembedded_all):
         changes = None  # new settings or model: the whole vault
 
-    indexed = store.files()
     key = path_key(store)
     report.warnings.extend(("", w) for w in exclude_patterns(cfg.exclude, root)[1])
-    was_verified = verified = store.get_meta(PATHS_VERIFIED_META) == paths_digest(indexed)
+    digest = store.get_meta(PATHS_VERIFIED_META) or ""
     if changes is None:
+        indexed = store.files()  # the one comparison: every record, matched against one stat walk
+        actual = paths_digest(indexed)
         found, skipped = scan(cfg, root)
-        todo, stored_of = plan_vault(found, indexed, key, reprocess_all, trusted=verified)
+        todo, stored_of = plan_vault(found, indexed, key, reprocess_all, trusted=digest == actual)
         live = set(stored_of.values())
         gone = [p for p in indexed if p not in live]
-        verified = True  # every name was checked (or trusted) on this run
+        digest = actual  # every name was checked (or trusted) on this run
     else:
-        found, skipped, gone = plan_paths(cfg, root, changes, indexed, key)
+        rels = [r for r in dict.fromkeys(_vault_rel(c, str(root)) for c in changes) if r]
+        indexed = store.files_at([stored_path(r, key) for r in rels], [display_path(r) for r in rels])
+        found, skipped, gone = plan_paths(cfg, root, rels, indexed, key)
         stored_of = {rel: stored_path(rel, key) for rel in found}
         todo = [rel for rel, st in found.items() if is_stale(indexed.get(stored_of[rel]), st)]
     if todo and token_counter()[0] != tok_name:  # the counter changed since the last run: redo all
@@ -322,8 +325,10 @@ def _run(store: Store, cfg: Config, root: Path, report: Report, progress: Progre
             store.update_meta(settings=fingerprint, tokenizer=tok_name, vault=str(root),
                               last_reindex={"at": time.time(), "report": _brief(report)},
                               embedding=asdict(report.embedding))
-            if verified and (written or gone or not was_verified):
-                store.set_meta(PATHS_VERIFIED_META, paths_digest((set(indexed) | set(written)) - set(gone)))
+            delta = paths_digest([p for p in written if p not in indexed] + gone)
+            if digest and (delta != paths_digest(()) or changes is None):
+                # XOR is its own inverse: a digest that did not match the index still does not after this
+                store.set_meta(PATHS_VERIFIED_META, format(int(digest, 16) ^ int(delta, 16), "032x"))
     if full and not report.interrupted:
         store.optimize(compact=True)  # one VACUUM (optimize alone may run one when pages freed)
     elif report.added + report.updated + report.deleted >= OPTIMIZE_AFTER_FILES:
@@ -332,11 +337,13 @@ def _run(store: Store, cfg: Config, root: Path, report: Report, progress: Progre
 
 
 def paths_digest(paths: Iterable[str]) -> str:
-    """Order-free digest of a set of stored paths (with the version that checked them)."""
-    h = hashlib.sha256(f"{__version__}/{INDEX_FORMAT}".encode())
-    for p in sorted(paths):
-        h.update(p.encode("utf-8", "surrogateescape") + b"\0")
-    return h.hexdigest()
+    """Order-free digest of a set of stored paths (with the version that checked them): the XOR of a
+    128-bit hash of each, so adding or removing paths updates it without reading the others."""
+    acc = 0
+    salt = f"{__version__}/{INDEX_FORMAT}/".encode()
+    for p in paths:
+        acc ^= int.from_bytes(hashlib.blake2b(salt + p.encode("utf-8", "surrogateescape"), digest_size=16).digest(), "big")
+    return format(acc, "032x")
 
 
 _COUNTER: tuple[str, Callable[[str], int]] | None = None  # loaded once a process (the counter is pure)
@@ -380,7 +387,7 @@ def _vault_rel(path: str, root: str) -> str | None:
     return full[len(root) + 1:].replace(os.sep, "/")
 
 
-def plan_paths(cfg: Config, root: Path, changes: list[str], indexed: dict, key: str
+def plan_paths(cfg: Config, root: Path, rels: list[str], indexed: dict, key: str
                ) -> tuple[dict[str, os.stat_result], list[tuple[str, str]], list[str]]:
     """(files to check, skips, stored paths to delete) for reported changes (see `reindex_paths`).
 
@@ -392,7 +399,7 @@ def plan_paths(cfg: Config, root: Path, changes: list[str], indexed: dict, key: 
     skipped: list[tuple[str, str]] = []
     gone: dict[str, None] = {}
     by_shown: dict[str, list[str]] | None = None
-    for rel in dict.fromkeys(r for r in (_vault_rel(c, root_s) for c in changes) if r):
+    for rel in rels:
         full = os.path.join(root_s, *rel.split("/"))
         try:
             st = os.lstat(full)
