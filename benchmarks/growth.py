@@ -59,7 +59,7 @@ for i in range(int(sys.argv[3]) + 1):
     t = time.perf_counter()
     rep = reindex(cfg)
     walls.append(time.perf_counter() - t)
-    assert rep.added + rep.updated + rep.deleted == 0, rep
+    assert i == 0 or rep.added + rep.updated + rep.deleted == 0, rep  # the first one catches up
 print(json.dumps({"median_s": statistics.median(walls[1:]), "runs_s": walls[1:], "scanned": rep.scanned}))
 """
 

@@ -83,7 +83,8 @@ class Watcher:
         self._thread.join(timeout)
 
     def _run(self) -> None:
-        self._reindex()  # catch up with what changed while nobody watched; loads the model once
+        self._warm_model()
+        self._reindex()  # catch up with what changed while nobody watched
         if not self.poll:
             try:
                 self._watch_events()
@@ -93,6 +94,16 @@ class Watcher:
                 self.mode = "poll"
         while not self._stop.wait(POLL_INTERVAL_S):
             self._reindex()
+
+    def _warm_model(self) -> None:
+        """Load the embedding model now (kept by `keep_embedder_loaded`): a reindex with nothing to
+        embed no longer loads it, and the first saved note should not wait ~1.5 s for it."""
+        try:
+            from .. import embedder
+
+            embedder.load_embedder(self.service.cfg.model)
+        except Exception as exc:  # no model: the reindex says why and indexes without vectors
+            log.info("watch: embedding model not preloaded (%s)", exc)
 
     def _watch_events(self) -> None:
         from watchfiles import watch
