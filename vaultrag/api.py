@@ -113,10 +113,13 @@ def search(query: str, cfg: Config, *, k: int | None = None, max_tokens: int | N
     return pipeline_search(query, cfg, k=k, max_tokens=max_tokens, gate=gate, store=store, **extra)
 
 
-def reindex(cfg: Config, *, full: bool = False, progress=None, embed: bool = True):
-    """Bring the index in line with the vault; returns the indexer's `Report`."""
-    from .indexer import reindex as run
+def reindex(cfg: Config, *, full: bool = False, progress=None, embed: bool = True, paths=None):
+    """Bring the index in line with the vault (only `paths`, when given: see indexer.reindex_paths);
+    returns the indexer's `Report`."""
+    from .indexer import reindex as run, reindex_paths
 
+    if paths is not None and not full:
+        return reindex_paths(cfg, paths, progress=progress, embed=embed)
     return run(cfg, full=full, progress=progress, embed=embed)
 
 
@@ -262,7 +265,7 @@ class Service:
     def reindexing(self) -> bool:
         return self._reindexing.locked()
 
-    def reindex(self, *, full: bool = False, progress=None):
+    def reindex(self, *, full: bool = False, progress=None, paths=None):
         if not isinstance(full, bool):
             raise BadRequest(f"`full` must be true or false, got {full!r}")
         if not self._reindexing.acquire(blocking=False):
@@ -276,7 +279,7 @@ class Service:
         try:
             if self._stopping.is_set():
                 raise Stopping("the server is stopping")
-            return reindex(self.cfg, full=full, progress=checked)
+            return reindex(self.cfg, full=full, progress=checked, paths=paths)
         finally:
             self._reindexing.release()
 

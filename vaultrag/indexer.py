@@ -15,34 +15,45 @@ import logging
 import os
 import signal
 import time
+import stat as stat_mode
 from collections import Counter
 from dataclasses import asdict, dataclass, field
-from fnmatch import fnmatch
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Iterable
 
-from . import chunker, markdown
-from .config import ALWAYS_EXCLUDED, Config
+from . import __version__, chunker, markdown
+from .config import Config
 from .errors import VaultNotFound
-from .paths import KEY_META, display_path, new_key, shown_part, stored_path
+from .paths import KEY_META, display_path, new_key, resolve, shown_part, stored_path
+from .scan import MARKDOWN_SUFFIXES, allowed, exclude_patterns, scan
+from .scan import excluded as _excluded, included as _included  # noqa: F401 (api.resolve_note)
 from .scrubber import scrub
 from .sessions import is_session_path
 from .store import ChunkRow, FileWrite, LinkRow, Store, backend_for
 from .textutil import meta_key
 from .tokens import load_counter
+from .index_vectors import embed_batch as _embed_batch, embed_input, embed_missing as _embed_missing
+from .index_vectors import setup_vectors as _setup_vectors
 
 log = logging.getLogger(__name__)
 
-MARKDOWN_SUFFIXES = (".md", ".markdown")
 BINARY_SNIFF_BYTES = 8192  # a NUL byte in the first 8 KB means binary, as git decides
 OPTIMIZE_AFTER_FILES = 200  # FTS queries slowed 95 -> 150 ms after many small batches until 'optimize'
-FILES_PER_EMBED_GROUP = 64  # parse this many files, embed their chunks in batches, then write each
+# Files read, chunked and embedded together, then written in one transaction. One commit per file
+# cost ~1 ms each (38k files: ~15% of a full index on this machine); a killed run loses at most
+# this many files' work and every file stays fully old or fully new.
+FILES_PER_GROUP = 128
 # Vector reuse key: 64 bits of sha256 of the embedded input. A collision (~1e-10 at 100k chunks)
 # would only give one chunk another's vector; the file hash stays full length (live citations).
 EMBED_HASH_HEX = 16
 # Bump when the stored form of chunks changes (FTS transform, key normalisation, embed input):
 # a new value re-processes every file on the next reindex.
 INDEX_FORMAT = "1"
+# Meta row: a digest of the stored paths whose names this vaultrag scrubbed (stored_path) when it
+# wrote them. While it matches the index, a file whose real path is stored as itself and whose
+# (mtime, size) still match is skipped without scrubbing its name again; a row written otherwise (an
+# older vaultrag kept raw names) breaks the match and every name is checked once more.
+PATHS_VERIFIED_META = "paths_verified"
 
 Progress = Callable[[int, int, str], None]
 
@@ -87,98 +98,6 @@ class Report:
         return d
 
 
-# -- scanning ---------------------------------------------------------------------------------
-def scan(cfg: Config, root: Path) -> tuple[dict[str, os.stat_result], list[tuple[str, str]]]:
-    """Markdown files under `root` allowed by the config, as {relative path: stat}, plus skips.
-
-    Symlinks are never followed: a link out of the vault could leak other files into the index,
-    and a link inside it would index its target twice or loop. Hidden folders are skipped, as
-    Obsidian itself hides them.
-    """
-    found: dict[str, os.stat_result] = {}
-    skipped: list[tuple[str, str]] = []
-    exclude = exclude_patterns(cfg.exclude, root)[0]
-    stack = [root]
-    while stack:
-        folder = stack.pop()
-        try:
-            entries = sorted(os.scandir(folder), key=lambda e: e.name)
-        except OSError as exc:
-            skipped.append((display_path(_rel(Path(folder), root)) + "/", f"folder unreadable: {exc.strerror}"))
-            continue
-        for entry in entries:
-            rel = _rel(Path(entry.path), root)
-            if entry.is_symlink():
-                if entry.name.lower().endswith(MARKDOWN_SUFFIXES) or _is_dir(entry.path):
-                    target = os.path.realpath(entry.path)
-                    inside = Path(target).is_relative_to(root)
-                    skipped.append((display_path(rel), "symlink not followed" + ("" if inside else " (points outside the vault)")))
-                continue
-            if entry.is_dir(follow_symlinks=False):
-                if entry.name.startswith(".") or entry.name in ALWAYS_EXCLUDED or _excluded(rel, exclude):
-                    continue
-                stack.append(Path(entry.path))
-                continue
-            if not entry.name.lower().endswith(MARKDOWN_SUFFIXES) or not entry.is_file(follow_symlinks=False):
-                continue
-            if _excluded(rel, exclude) or not _included(rel, cfg.include):
-                continue
-            try:
-                found[rel] = entry.stat(follow_symlinks=False)
-            except OSError as exc:
-                skipped.append((display_path(rel), f"cannot stat: {exc.strerror}"))
-    return found, skipped
-
-
-def _is_dir(path: str) -> bool:
-    try:
-        return os.path.isdir(path)
-    except OSError:
-        return False
-
-
-def _rel(path: Path, root: Path) -> str:
-    return path.relative_to(root).as_posix()
-
-
-def exclude_patterns(patterns: tuple[str, ...], root: Path) -> tuple[tuple[str, ...], list[str]]:
-    """`exclude` as vault-relative patterns, plus a warning per pattern that cannot apply.
-
-    An absolute pattern (or `~/...`) inside the vault becomes relative to it (it used to match
-    nothing, silently); one outside the vault is dropped with a warning."""
-    out: list[str] = []
-    warnings: list[str] = []
-    for pat in patterns:
-        expanded = os.path.expanduser(pat)
-        if not os.path.isabs(expanded):
-            out.append(pat)
-            continue
-        for base in (root, Path(os.path.realpath(root))):
-            try:
-                rel = Path(os.path.normpath(expanded)).relative_to(base).as_posix()
-                break
-            except ValueError:
-                rel = None
-        if rel is None or rel == ".":
-            warnings.append(f"exclude pattern {pat!r} is outside the vault {root} (or is the vault itself); "
-                            f"ignored. Use a path relative to the vault, e.g. 'Private' or 'Archive/*'")
-        else:
-            out.append(rel)
-    return tuple(out), warnings
-
-
-def _excluded(rel: str, patterns: tuple[str, ...]) -> bool:
-    parts = rel.split("/")
-    return any(fnmatch(rel, p) or any(fnmatch(part, p) for part in parts) for p in patterns)
-
-
-def _included(rel: str, include: tuple[str, ...]) -> bool:
-    if not include:
-        return True
-    return any(inc in (".", "/") and "/" not in rel or rel == inc.strip("/") or
-               rel.startswith(inc.strip("/") + "/") for inc in include)
-
-
 # -- reading and building rows ----------------------------------------------------------------
 def read_note(root: Path, rel: str, max_bytes: int) -> tuple[bytes | None, str | None, str | None]:
     """(raw bytes, text, None) or (None, None, reason to skip). Text has the BOM removed.
@@ -204,11 +123,6 @@ def read_note(root: Path, rel: str, max_bytes: int) -> tuple[bytes | None, str |
     except UnicodeDecodeError:
         text = raw.decode("utf-8-sig", errors="replace")
     return raw, text, None
-
-
-def embed_input(title: str, heading_path: str, text: str) -> str:
-    """What the embedding model sees for a chunk: note title and heading give it its topic."""
-    return "\n".join(p for p in (title, heading_path, text) if p)
 
 
 def build_file(rel: str, st: os.stat_result, raw: bytes, text: str, cfg: Config,
@@ -294,15 +208,36 @@ def settings_fingerprint(cfg: Config, tokenizer: str) -> str:
                        "tokenizer": tokenizer}, sort_keys=True)
 
 
-def reindex(cfg: Config, *, full: bool = False, progress: Progress | None = None, lock_wait_s: float = 30.0,
-            embed: bool = True) -> Report:
-    """Bring the index in line with the vault. `embed=False` builds the lexical index only."""
-    started = time.monotonic()
+def _vault_root(cfg: Config) -> Path:
     if cfg.vault is None:
         raise VaultNotFound("no vault configured: pass --vault PATH or set `vault:` in the config file")
     root = Path(cfg.vault).expanduser().resolve()
     if not root.is_dir():
         raise VaultNotFound(f"vault folder {root} does not exist or is not a folder; check --vault / `vault:`")
+    return root
+
+
+def reindex(cfg: Config, *, full: bool = False, progress: Progress | None = None, lock_wait_s: float = 30.0,
+            embed: bool = True) -> Report:
+    """Bring the index in line with the vault. `embed=False` builds the lexical index only."""
+    return _reindex(cfg, full, progress, lock_wait_s, embed, None)
+
+
+def reindex_paths(cfg: Config, paths: Iterable[str | os.PathLike], *, progress: Progress | None = None,
+                  lock_wait_s: float = 30.0, embed: bool = True) -> Report:
+    """Reindex only `paths` (absolute, or relative to the vault): files added, changed, deleted or
+    renamed (both names), and folders (a folder that appeared is walked; one that went takes the
+    notes indexed under it along). The same scrub/chunk/embed and one transaction per group of
+    files as `reindex`; the rest of the vault is not walked (`vaultrag serve --watch` calls this
+    with each batch of file events). Paths outside the vault or not covered by the config are
+    ignored. When the index settings changed since the last run, the whole vault is reindexed."""
+    return _reindex(cfg, False, progress, lock_wait_s, embed, [os.fspath(p) for p in paths])
+
+
+def _reindex(cfg: Config, full: bool, progress: Progress | None, lock_wait_s: float, embed: bool,
+             changes: list[str] | None) -> Report:
+    started = time.monotonic()
+    root = _vault_root(cfg)
     backend = backend_for(cfg)
     report = Report(db=backend.location, vault=str(root), full=full)
     with backend.lock(lock_wait_s) as lock:
@@ -312,69 +247,229 @@ def reindex(cfg: Config, *, full: bool = False, progress: Progress | None = None
                                         f"interrupted full rebuild"))
         if full:  # into a shadow copy, published at once when the run completes
             with backend.rebuild() as rebuild, _Interrupt() as stop:
-                _run_on(rebuild.store, cfg, root, report, progress, stop, embed, full)
+                _run_on(rebuild.store, cfg, root, report, progress, stop, embed, full, None)
                 if not report.interrupted:
                     rebuild.publish()
         else:
             with backend.open() as store, _Interrupt() as stop:
-                _run_on(store, cfg, root, report, progress, stop, embed, full)
+                _run_on(store, cfg, root, report, progress, stop, embed, full, changes)
     report.seconds = round(time.monotonic() - started, 3)
     return report
 
 
 def _run_on(store: Store, cfg: Config, root: Path, report: Report, progress: Progress | None, stop: _Interrupt,
-            embed: bool, full: bool) -> None:
+            embed: bool, full: bool, changes: list[str] | None) -> None:
     if store.rebuilt_from is not None:
         report.warnings.append(("", f"index schema {store.rebuilt_from} is from an older vaultrag: "
                                     f"rebuilt from the vault"))
-    _run(store, cfg, root, report, progress, stop, embed, full)
+        changes = None
+    _run(store, cfg, root, report, progress, stop, embed, full, changes)
     if not report.interrupted:  # issue 12: hooks' per-vault injection threshold
         from .retrieve.inject import recalibrate
         recalibrate(cfg, store)
 
 
 def _run(store: Store, cfg: Config, root: Path, report: Report, progress: Progress | None, stop: _Interrupt,
-         embed: bool, full: bool) -> None:
-    tok_name, count_tokens = load_counter()
+         embed: bool, full: bool, changes: list[str] | None) -> None:
+    # The token counter (tiktoken's tables: ~0.4 s) is loaded only when a file must be processed; until
+    # then the name recorded by the last run stands in for it in the settings fingerprint.
+    meta = store.meta()
+    lazy_counter = _COUNTER is None and changes is None and bool(meta.tokenizer)  # (changes need it anyway)
+    tok_name = meta.tokenizer if lazy_counter else token_counter()[0]
     fingerprint = settings_fingerprint(cfg, tok_name)
-    reprocess_all = store.meta().settings != fingerprint
+    reprocess_all = meta.settings != fingerprint
     embedder = _setup_vectors(store, cfg, report) if embed else None
     if not embed:
         report.embedding.reason = "disabled (--no-embed)"
         store.drop_vectors()
+    if reprocess_all or (embedder is not None and report.embedding.reembedded_all):
+        changes = None  # new settings or model: the whole vault
 
-    found, skipped = scan(cfg, root)
+    key = path_key(store)
     report.warnings.extend(("", w) for w in exclude_patterns(cfg.exclude, root)[1])
+    digest = store.get_meta(PATHS_VERIFIED_META) or ""
+    if changes is None:
+        indexed = store.files()  # the one comparison: every record, matched against one stat walk
+        actual = paths_digest(p for p in indexed if not is_session_path(p))  # sessions: their own offsets
+        found, skipped = scan(cfg, root)
+        todo, stored_of = plan_vault(found, indexed, key, reprocess_all, trusted=digest == actual)
+        live = set(stored_of.values())
+        gone = [p for p in indexed if p not in live and not is_session_path(p)]  # sessions: below
+        digest = actual  # every name was checked (or trusted) on this run
+    else:
+        rels = [r for r in dict.fromkeys(_vault_rel(c, str(root)) for c in changes) if r]
+        indexed = store.files_at([stored_path(r, key) for r in rels], [display_path(r) for r in rels])
+        found, skipped, gone = plan_paths(cfg, root, rels, indexed, key)
+        stored_of = {rel: stored_path(rel, key) for rel in found}
+        todo = [rel for rel, st in found.items() if is_stale(indexed.get(stored_of[rel]), st)]
+    if todo and token_counter()[0] != tok_name:  # the counter changed since the last run: redo all
+        assert changes is None
+        tok_name = token_counter()[0]
+        fingerprint = settings_fingerprint(cfg, tok_name)
+        reprocess_all = True
+        todo = list(found)
+        stored_of = {rel: stored_of.get(rel) or stored_path(rel, key) for rel in found}
+    count_tokens = token_counter()[1] if todo else None
     report.skipped.extend(skipped)
     report.scanned = len(found)
-    indexed = store.files()
-    key = path_key(store)
-    stored_of = {rel: stored_path(rel, key) for rel in found}
-    todo = [rel for rel, st in found.items() if reprocess_all or is_stale(indexed.get(stored_of[rel]), st)]
     report.unchanged += len(found) - len(todo)
 
+    written = _index_files(store, cfg, root, report, progress, stop, embedder, count_tokens, todo, found,
+                           stored_of, indexed, reprocess_all)
+    if not report.interrupted:
+        for start in range(0, len(gone), FILES_PER_GROUP):
+            with store.transaction():
+                for rel in gone[start:start + FILES_PER_GROUP]:
+                    report.deleted += bool(store.delete_file(rel))
+        if cfg.sessions is not None and changes is None:  # issue 17: past Claude Code sessions, same store
+            report.sessions = _index_sessions(store, cfg, embedder, report, stop)
+        if embedder is not None and report.embedding.reembedded_all:
+            _embed_missing(store, embedder, cfg, report)
+        with store.transaction():
+            store.update_meta(settings=fingerprint, tokenizer=tok_name, vault=str(root),
+                              last_reindex={"at": time.time(), "report": _brief(report)},
+                              embedding=asdict(report.embedding))
+            delta = paths_digest([p for p in written if p not in indexed] + gone)
+            if digest and (delta != paths_digest(()) or changes is None):
+                # XOR is its own inverse: a digest that did not match the index still does not after this
+                store.set_meta(PATHS_VERIFIED_META, format(int(digest, 16) ^ int(delta, 16), "032x"))
+    if full and not report.interrupted:
+        store.optimize(compact=True)  # one VACUUM (optimize alone may run one when pages freed)
+    elif report.added + report.updated + report.deleted >= OPTIMIZE_AFTER_FILES:
+        store.optimize()
+    report.chunks_total = store.counts()["chunks"]
+
+
+def paths_digest(paths: Iterable[str]) -> str:
+    """Order-free digest of a set of stored paths (with the version that checked them): the XOR of a
+    128-bit hash of each, so adding or removing paths updates it without reading the others."""
+    acc = 0
+    salt = f"{__version__}/{INDEX_FORMAT}/".encode()
+    for p in paths:
+        acc ^= int.from_bytes(hashlib.blake2b(salt + p.encode("utf-8", "surrogateescape"), digest_size=16).digest(), "big")
+    return format(acc, "032x")
+
+
+_COUNTER: tuple[str, Callable[[str], int]] | None = None  # loaded once a process (the counter is pure)
+
+
+def token_counter() -> tuple[str, Callable[[str], int]]:
+    global _COUNTER
+    if _COUNTER is None:
+        _COUNTER = load_counter()
+    return _COUNTER
+
+
+def plan_vault(found: dict[str, os.stat_result], indexed: dict, key: str, reprocess_all: bool = False,
+               trusted: bool = False) -> tuple[list[str], dict[str, str]]:
+    """(paths to (re)process, stored path of every found path) for a whole-vault `scan`.
+
+    `trusted` (PATHS_VERIFIED_META matches): a path the index holds as itself was clean when this
+    vaultrag stored it (a redacted name is stored tagged, and a tagged path never ends in .md), so
+    an unchanged one skips `stored_path`, which scrubs every part of the name: most of the cost of
+    a reindex with nothing changed."""
+    todo: list[str] = []
+    stored_of: dict[str, str] = {}
+    for rel, st in found.items():
+        rec = indexed.get(rel) if trusted else None
+        if rec is not None and rec.mtime_ns == st.st_mtime_ns and rec.size == st.st_size:
+            stored_of[rel] = rel
+            if reprocess_all:
+                todo.append(rel)
+            continue
+        stored = stored_of[rel] = stored_path(rel, key)
+        if reprocess_all or is_stale(indexed.get(stored), st):
+            todo.append(rel)
+    return todo, stored_of
+
+
+def _vault_rel(path: str, root: str) -> str | None:
+    """`path` (absolute, or relative to the vault) as a vault-relative POSIX path, or None."""
+    full = os.path.normpath(path if os.path.isabs(path) else os.path.join(root, path))
+    if not full.startswith(root + os.sep):
+        return None
+    return full[len(root) + 1:].replace(os.sep, "/")
+
+
+def plan_paths(cfg: Config, root: Path, rels: list[str], indexed: dict, key: str
+               ) -> tuple[dict[str, os.stat_result], list[tuple[str, str]], list[str]]:
+    """(files to check, skips, stored paths to delete) for reported changes (see `reindex_paths`).
+
+    A file is taken when it is a regular Markdown file the config covers, reached through real
+    folders only (no symlink on the way, as `scan` never follows one); a folder is walked as `scan`
+    would. Indexed notes at or under a reported path that is not (or no longer) such a file go."""
+    root_s = str(root)
+    found: dict[str, os.stat_result] = {}
+    skipped: list[tuple[str, str]] = []
+    gone: dict[str, None] = {}
+    by_shown: dict[str, list[str]] | None = None
+    for rel in rels:
+        full = os.path.join(root_s, *rel.split("/"))
+        try:
+            st = os.lstat(full)
+            real = os.path.realpath(full) == full
+        except OSError:
+            st, real = None, False
+        if st is not None and real and stat_mode.S_ISDIR(st.st_mode):
+            if allowed(cfg, root, rel + "/x.md"):
+                sub, sub_skipped = scan(cfg, root, start=rel)
+                found.update(sub)
+                skipped.extend(sub_skipped)
+        elif st is not None and real and stat_mode.S_ISREG(st.st_mode) and allowed(cfg, root, rel):
+            found[rel] = st
+            continue
+        # Not (or no longer) a note the index may hold: what was indexed at or under it goes.
+        if by_shown is None:
+            by_shown = {}
+            for p in indexed:
+                by_shown.setdefault(shown_part(p), []).append(p)
+        shown = display_path(rel)
+        for sp, stored_list in by_shown.items():
+            if sp == shown or sp.startswith(shown + "/"):
+                for stored in stored_list:
+                    real_rel = resolve(root_s, stored, key)
+                    if real_rel is None or real_rel not in found and not _still_note(cfg, root, real_rel):
+                        gone[stored] = None
+    kept = {stored_path(r, key) for r in found}
+    return found, skipped, [p for p in gone if p not in kept]
+
+
+def _still_note(cfg: Config, root: Path, rel: str) -> bool:
+    """Whether `rel` is still a regular Markdown file the index covers (no symlink on the way)."""
+    full = os.path.join(str(root), *rel.split("/"))
+    try:
+        return (stat_mode.S_ISREG(os.lstat(full).st_mode) and os.path.realpath(full) == full
+                and allowed(cfg, root, rel))
+    except OSError:
+        return False
+
+
+def _index_files(store: Store, cfg: Config, root: Path, report: Report, progress: Progress | None,
+                 stop: _Interrupt, embedder, count_tokens, todo: list[str], found: dict, stored_of: dict,
+                 indexed: dict, reprocess_all: bool) -> list[str]:
+    """Read, scrub, chunk and embed `todo` in groups, writing each group in one transaction (every
+    file stays fully old or fully new when a run is killed; the group only sets how much work a kill
+    loses). Progress is reported after each commit, so what it reports is stored."""
     done = 0
     total = len(todo)
-    for start in range(0, len(todo), FILES_PER_EMBED_GROUP):
+    written: list[str] = []
+    for start in range(0, total, FILES_PER_GROUP):
         if stop.flag:
             report.interrupted = True
-            break
+            return written
         batch: list[tuple[FileWrite, list[str], bool]] = []
-        for rel in todo[start:start + FILES_PER_EMBED_GROUP]:
+        touched: list[tuple[str, os.stat_result]] = []
+        for rel in todo[start:start + FILES_PER_GROUP]:
             st = found[rel]
-            raw, text, reason = read_note(root, rel, cfg.max_file_bytes)
             stored = stored_of[rel]
             rec = indexed.get(stored)
             shown = shown_part(stored)
+            raw, text, reason = read_note(root, rel, cfg.max_file_bytes)
             if reason:
                 report.skipped.append((shown, reason))
                 continue
-            digest = hashlib.sha256(raw).hexdigest()
-            if rec is not None and rec.hash == digest and not reprocess_all:
-                with store.transaction():
-                    store.touch_file(stored, st.st_mtime_ns, st.st_size)
-                report.touched += 1
-                report.unchanged += 1
+            if rec is not None and not reprocess_all and rec.hash == hashlib.sha256(raw).hexdigest():
+                touched.append((stored, st))
                 continue
             if "\ufffd" in text and b"\xef\xbf\xbd" not in raw:
                 report.warnings.append((shown, "invalid UTF-8; undecodable bytes replaced with U+FFFD"))
@@ -387,47 +482,32 @@ def _run(store: Store, cfg: Config, root: Path, report: Report, progress: Progre
             report.warnings.extend((shown, w) for w in warnings)
             batch.append((fw, inputs, rec is not None))
         vectors = _embed_batch(store, embedder, [b[1] for b in batch], [b[0] for b in batch], cfg, report)
-        for (fw, _inputs, existed), vecs in zip(batch, vectors):
-            with store.transaction():
-                report.chunks_written += store.write_file(fw, vecs)
+        with store.transaction():
+            for stored, st in touched:
+                store.touch_file(stored, st.st_mtime_ns, st.st_size)
+            chunk_counts = [store.write_file(fw, vecs) for (fw, _inputs, _existed), vecs in zip(batch, vectors)]
+        report.touched += len(touched)
+        report.unchanged += len(touched)
+        report.chunks_written += sum(chunk_counts)
+        for fw, _inputs, existed in batch:
             if existed:
                 report.updated += 1
             else:
                 report.added += 1
+            written.append(fw.path)
             done += 1
             if progress:
                 progress(done, total, fw.path)
-            if stop.flag:
-                break
-        if stop.flag:
-            report.interrupted = True
-            break
-
-    if not report.interrupted:
-        live = set(stored_of.values())
-        gone = [p for p in indexed if p not in live and not is_session_path(p)]  # sessions: below
-        for rel in gone:
-            with store.transaction():
-                store.delete_file(rel)
-            report.deleted += 1
-        if cfg.sessions is not None:  # issue 17: past Claude Code sessions, through the same store
-            report.sessions = _index_sessions(store, cfg, embedder, count_tokens, report, stop)
-        if embedder is not None and report.embedding.reembedded_all:
-            _embed_missing(store, embedder, cfg, report)
-        with store.transaction():
-            store.update_meta(settings=fingerprint, tokenizer=tok_name, vault=str(root),
-                              last_reindex={"at": time.time(), "report": _brief(report)},
-                              embedding=asdict(report.embedding))
-    if full and not report.interrupted:
-        store.optimize(compact=True)  # one VACUUM (optimize alone may run one when pages freed)
-    elif report.added + report.updated + report.deleted >= OPTIMIZE_AFTER_FILES:
-        store.optimize()
-    report.chunks_total = store.counts()["chunks"]
+    if stop.flag:
+        report.interrupted = True
+    return written
 
 
-def _index_sessions(store: Store, cfg: Config, embedder, count_tokens, report: Report, stop: _Interrupt,
-                    only=None) -> dict:
+def _index_sessions(store: Store, cfg: Config, embedder, report: Report, stop: _Interrupt, only=None) -> dict:
     from .sessions.index import index_sessions
+
+    def count_tokens(text: str) -> int:  # tiktoken's tables load only when a transcript has news
+        return token_counter()[1](text)
 
     sess = index_sessions(store, Path(cfg.sessions), max_chars=cfg.max_chars, count_tokens=count_tokens,
                           embed=lambda inputs, files: _embed_batch(store, embedder, inputs, files, cfg, report),
@@ -441,74 +521,6 @@ def _index_sessions(store: Store, cfg: Config, embedder, count_tokens, report: R
 def _brief(report: Report) -> dict:
     return {k: getattr(report, k) for k in ("scanned", "added", "updated", "deleted", "unchanged")} | \
         {"skipped": len(report.skipped)} | ({"sessions": report.sessions} if report.sessions else {})
-
-
-# -- vectors ----------------------------------------------------------------------------------
-def _setup_vectors(store: Store, cfg: Config, report: Report):
-    """Load the embedder and make sure the vector table belongs to it. None when unavailable."""
-    emb = report.embedding
-    if store.vec_error is not None:
-        emb.reason = store.vec_error
-        if store.meta().vector_dim is not None:  # vectors exist but can't be kept in step now
-            with store.transaction():
-                store.update_meta(vectors_invalid=True)
-        return None
-    try:
-        from .embedder import load_embedder
-
-        embedder = load_embedder(cfg.model)
-    except Exception as exc:  # missing model2vec, unreadable model folder, ...
-        emb.reason = f"embedding model unavailable: {exc}"
-        log.warning("%s", emb.reason)
-        return None
-    emb.available = True
-    emb.model = embedder.model_id
-    emb.fallback_reason = embedder.fallback_reason
-    fp = json.dumps({"model": embedder.model_id, "dim": embedder.dim, "vocab": embedder.vocab_size,
-                     "weights_sha256": embedder.weights_sha256, "vector_type": cfg.vector_type}, sort_keys=True)
-    meta = store.meta()
-    if meta.model_fingerprint != fp or not store.has_vectors() or meta.vectors_invalid:
-        previous = meta.model()
-        with store.transaction():
-            store.reset_vectors(embedder.dim, cfg.vector_type)
-            store.update_meta(model_fingerprint=fp, model_path=str(embedder.path), vectors_invalid=False)
-        if store.counts()["chunks"]:
-            emb.reembedded_all = True
-            log.info("embedding model changed (%s -> %s): re-embedding every chunk", previous, embedder.model_id)
-    return embedder
-
-
-def _embed_batch(store: Store, embedder, inputs_per_file: list[list[str]], files: list[FileWrite], cfg: Config,
-                 report: Report) -> list[list[bytes] | None]:
-    if embedder is None:
-        report.embedding.skipped += sum(len(i) for i in inputs_per_file)
-        return [None] * len(files)
-    hashes = [ch.embed_hash for fw in files for ch in fw.chunks]
-    known = store.vectors_by_embed_hash(hashes)
-    todo: dict[str, str] = {}
-    for fw, inputs in zip(files, inputs_per_file):
-        for ch, inp in zip(fw.chunks, inputs):
-            if ch.embed_hash not in known:
-                todo.setdefault(ch.embed_hash, inp)
-    if todo:
-        vecs = embedder.encode(list(todo.values()), batch_size=cfg.embed_batch_size)
-        for h, blob in zip(todo, store.pack_vectors(vecs, cfg.vector_type)):
-            known[h] = blob
-    report.embedding.embedded += len(todo)
-    report.embedding.reused += len(hashes) - len(todo)
-    return [[known[ch.embed_hash] for ch in fw.chunks] for fw in files]
-
-
-def _embed_missing(store: Store, embedder, cfg: Config, report: Report) -> None:
-    rows = list(store.chunks_without_vectors())
-    for i in range(0, len(rows), 1024):
-        part = rows[i:i + 1024]
-        vecs = embedder.encode([embed_input(t, h, x) for _, t, h, x in part], batch_size=cfg.embed_batch_size)
-        with store.transaction():
-            for (cid, *_), blob in zip(part, store.pack_vectors(vecs, cfg.vector_type)):
-                if blob is not None:
-                    store.put_vector(cid, blob)
-        report.embedding.embedded += len(part)
 
 
 def path_key(store: Store) -> str:

@@ -18,14 +18,12 @@ def index_transcripts(cfg, rels: list[str], *, lock_wait_s: float = LOCK_WAIT_S)
     """Index these transcripts (paths relative to `cfg.sessions`); returns the sessions report."""
     from ..indexer import Report, _Interrupt, _index_sessions
     from ..store import backend_for
-    from ..tokens import load_counter
 
     backend = backend_for(cfg)
     report = Report(db=backend.location, vault=str(cfg.vault or ""))
     with backend.lock(lock_wait_s), backend.open() as store, _Interrupt() as stop:
         embedder = _embedder_of(store, cfg)
-        _, count_tokens = load_counter()
-        return _index_sessions(store, cfg, embedder, count_tokens, report, stop, only=rels)
+        return _index_sessions(store, cfg, embedder, report, stop, only=rels)
 
 
 def _embedder_of(store, cfg):

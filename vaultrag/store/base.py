@@ -250,6 +250,13 @@ class Store(ABC):
     @abstractmethod
     def files(self) -> dict[str, FileRecord]: ...
 
+    def files_at(self, paths: Sequence[str], folders: Sequence[str] = ()) -> dict[str, FileRecord]:
+        """The records of `paths` and of every path under one of `folders` (stored forms; the
+        indexer's watch path). Backends may answer with an indexed query; this default filters `files`."""
+        want = set(paths)
+        prefixes = tuple(f.rstrip("/") + "/" for f in folders)
+        return {p: r for p, r in self.files().items() if p in want or (prefixes and p.startswith(prefixes))}
+
     @abstractmethod
     def touch_file(self, path: str, mtime_ns: int, size: int) -> None: ...
 

@@ -176,6 +176,22 @@ class _StoreBase:
         rows = self.conn.execute("SELECT id, path, mtime_ns, size, hash FROM files")
         return {r[1]: FileRecord(r[0], r[1], r[2], r[3], r[4].hex()) for r in rows}
 
+    def files_at(self, paths: Sequence[str], folders: Sequence[str] = ()) -> dict[str, FileRecord]:
+        """`Store.files_at` through the UNIQUE index on files.path: exact paths, then one range a folder."""
+        out: dict[str, FileRecord] = {}
+        sql = "SELECT id, path, mtime_ns, size, hash FROM files WHERE "
+        paths = list(dict.fromkeys(paths))
+        for i in range(0, len(paths), 500):
+            part = paths[i:i + 500]
+            rows = self.conn.execute(sql + f"path IN ({','.join('?' * len(part))})", part).fetchall()
+            out.update((r[1], FileRecord(r[0], r[1], r[2], r[3], r[4].hex())) for r in rows)
+        for folder in dict.fromkeys(folders):
+            lo = folder.rstrip("/") + "/"
+            hi = lo[:-1] + chr(ord("/") + 1)  # every path starting with `lo` sorts in [lo, hi)
+            rows = self.conn.execute(sql + "path >= :lo AND path < :hi", {"lo": lo, "hi": hi}).fetchall()
+            out.update((r[1], FileRecord(r[0], r[1], r[2], r[3], r[4].hex())) for r in rows)
+        return out
+
     def touch_file(self, path: str, mtime_ns: int, size: int) -> None:
         self.conn.execute("UPDATE files SET mtime_ns = :m, size = :s WHERE path = :p",
                           {"m": mtime_ns, "s": size, "p": path})
