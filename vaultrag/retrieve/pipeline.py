@@ -9,7 +9,7 @@ from typing import Iterable
 
 from ..config import Config, load_config
 from ..store import Store, StoredChunk, open_store
-from ..textutil import CJK_RE, STOPWORDS, query_terms
+from ..textutil import gram_units, is_stopword, query_terms
 from .channels import FtsQuery, bm25_channel, build_fts_query, meta_channel, similarities, vec_channel
 from .citations import FileCache, changed_on_disk, locate, stored_copy
 from .fusion import rescore, rrf
@@ -111,7 +111,8 @@ def diversify(cands: Iterable[Candidate], chunks: dict[int, StoredChunk], max_pe
 
 
 def _cjk_chars(term) -> set[str]:
-    return set(CJK_RE.findall(term.text))
+    """The units of a gram term (CJK characters, clusters of a spaceless script); none for a word."""
+    return set(gram_units(term.text))
 
 
 def term_coverage(store: Store, fq: FtsQuery, ids: list[int]) -> float:
@@ -136,7 +137,7 @@ def term_evidence(store: Store, fq: FtsQuery, ids: list[int]) -> dict:
     none = {"term_coverage": 0.0, "specificity": 0.0, "terms_matched": 0, "terms_total": 0}
     absent = [t for t in fq.dropped if fq.df.get(t) == 0][:GATE_MAX_ABSENT]
     terms = list(fq.terms) + absent
-    if not ids or not terms or all(t.text in STOPWORDS for t in terms):
+    if not ids or not terms or all(is_stopword(t.text) for t in terms):
         return none
     n = max(1, store.chunk_count())
     df = {t: fq.df[t] if t in fq.df else store.doc_freq(t, n) for t in terms}
