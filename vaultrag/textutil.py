@@ -33,10 +33,10 @@ _CJK_RUN_RE = re.compile(f"[{_CJK_CLASS}]+")
 _SEG_CLASS = "\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff\u19e0-\u19ff\u1a20-\u1aaf\ua9e0-\ua9ff\uaa60-\uaa7f"
 SEG_RE = re.compile(f"[{_SEG_CLASS}]")
 _SEG_RUN_RE = re.compile(f"[{_SEG_CLASS}]+")
-# Query phrases of a spaceless alphabetic script are this many grapheme clusters long: a Thai
-# cluster is about a letter, and 2-letter grams are too common to mean anything (measured in
-# BENCHMARKS.md, "Languages").
-SEG_GRAM = 3
+# Query phrases of a spaceless alphabetic script are this many grapheme clusters long (a Thai
+# cluster is about a letter). xquad-th, nDCG@10 ranking / as answered: 2 0.934 / 0.854,
+# 3 0.917 / 0.853 (with CJK's straddle rule), 4 0.923 / 0.882 (BENCHMARKS.md, "Languages").
+SEG_GRAM = 2
 # A word: letters/digits/underscore runs, with combining marks, outside the spaceless scripts;
 # CJK and spaceless runs separately. Text outside ASCII uses the mark-aware pattern (compiled on
 # first need: ~2 ms, paid only by non-ASCII text).
@@ -366,10 +366,13 @@ PREFIX_MIN_CHARS = 5  # shorter words are searched whole
 PREFIX_KEEP = 0.7  # share of the word kept, at least 4 characters
 
 
-def word_prefix(term: str) -> str | None:
-    """The truncated form searched for an inflectable word, or None to search it whole."""
-    if (" " in term or len(term) < PREFIX_MIN_CHARS or CJK_RE.search(term) or SEG_RE.search(term)
-            or stem_language(term)):  # a stem is searched whole
+def word_prefix(term: str, *, stems: bool = False) -> str | None:
+    """The truncated form searched for an inflectable word, or None to search it whole. A stem
+    (a word of a stemmed script) is searched whole by BM25; with `stems` its prefix is returned
+    too, the looser form the evidence gate accepts (channels.build_fts_query), as for ASCII."""
+    if " " in term or len(term) < PREFIX_MIN_CHARS or CJK_RE.search(term) or SEG_RE.search(term):
+        return None
+    if not stems and stem_language(term):
         return None
     return term[: max(4, math.ceil(len(term) * PREFIX_KEEP))]
 
