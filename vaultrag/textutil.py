@@ -1,9 +1,19 @@
-"""Text normalisation shared by the index, the query path and the compressor. Standard library only.
+"""Text analysis shared by the index, the query path, the evidence gate and the compressor:
+the one place terms are made. Standard library only.
 
-Why CJK is special: SQLite FTS5's unicode61 tokenizer treats a run of Chinese, Japanese or Korean
-characters as one token, so a question never matches a sentence (XQuAD-zh nDCG@10 0.114). We index
-each CJK character as its own token (`fts_text`) and query runs as 2-character phrases
-(`query_terms`), which keeps word order without a dictionary segmenter.
+By script, not by language list (issue 20):
+- Scripts written without spaces. SQLite FTS5's unicode61 tokenizer treats a run of Chinese,
+  Japanese or Korean characters as one token, so a question never matches a sentence (XQuAD-zh
+  nDCG@10 0.114). We index each CJK character as its own token (`fts_text`) and query runs as
+  2-character phrases (`query_terms`), which keeps word order without a dictionary segmenter.
+  Thai, Lao, Khmer, Myanmar (and Tai Tham) get the same treatment with the grapheme cluster (a
+  letter and the marks on it) as the unit and SEG_GRAM-cluster phrases as terms.
+- Combining marks (Thai vowel and tone marks, Devanagari and other Indic matras, Arabic harakat)
+  stay inside their words: the FTS5 tokenizer counts category M as token characters
+  (store/sqlite/schema.py FTS_TOKENIZE), and so does the word pattern here (textmarks.MARKS).
+- `fold`: NFKC, Turkish dotted/dotless i to i, Greek accents and final sigma, Arabic diacritics,
+  tatweel and alef/yeh/teh-marbuta forms; applied identically at index time (`fts_text`) and
+  query time (`words`), before FTS5 lowercases and folds Latin diacritics itself.
 """
 from __future__ import annotations
 
@@ -18,8 +28,94 @@ _CJK_CLASS = (
 )
 CJK_RE = re.compile(f"[{_CJK_CLASS}]")
 _CJK_RUN_RE = re.compile(f"[{_CJK_CLASS}]+")
-# A word: letters/digits/underscore runs that are not CJK; CJK runs separately.
-_TOKEN_RE = re.compile(f"[{_CJK_CLASS}]+|[^\\W{_CJK_CLASS}]+", re.UNICODE)
+# Scripts of South-East Asia written without spaces between words: Thai, Lao, Myanmar (+ext A/B),
+# Khmer (+symbols), Tai Tham. Whole blocks, so a run keeps its vowel and tone marks.
+_SEG_CLASS = "\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff\u19e0-\u19ff\u1a20-\u1aaf\ua9e0-\ua9ff\uaa60-\uaa7f"
+SEG_RE = re.compile(f"[{_SEG_CLASS}]")
+_SEG_RUN_RE = re.compile(f"[{_SEG_CLASS}]+")
+# Query phrases of a spaceless alphabetic script are this many grapheme clusters long (a Thai
+# cluster is about a letter). xquad-th, nDCG@10 ranking / as answered: 2 0.934 / 0.854,
+# 3 0.917 / 0.853 (with CJK's straddle rule), 4 0.923 / 0.882 (BENCHMARKS.md, "Languages").
+SEG_GRAM = 2
+# A word: letters/digits/underscore runs, with combining marks, outside the spaceless scripts;
+# CJK and spaceless runs separately. Text outside ASCII uses the mark-aware pattern (compiled on
+# first need: ~2 ms, paid only by non-ASCII text).
+_TOKEN_RE_ASCII = re.compile(r"\w+")
+_TOKEN_RE: re.Pattern | None = None
+_WORDISH_RE: re.Pattern | None = None
+_WORDISH_SPLIT_RE: re.Pattern | None = None
+_CLUSTER_RE: re.Pattern | None = None
+
+
+def _token_re() -> re.Pattern:
+    global _TOKEN_RE, _WORDISH_RE, _WORDISH_SPLIT_RE, _CLUSTER_RE
+    if _TOKEN_RE is None:
+        from .textmarks import MARKS
+
+        _CLUSTER_RE = re.compile(f"[^{MARKS}][{MARKS}]*|[{MARKS}]+")
+        _TOKEN_RE = re.compile(f"[{_CJK_CLASS}]+|[{_SEG_CLASS}]+|(?:[^\\W{_CJK_CLASS}{_SEG_CLASS}]|[{MARKS}])+")
+        # One character class, ~50x faster than the alternation above (which costs ~2 us a
+        # character): the same tokens wherever a match holds no CJK or spaceless-script character.
+        _WORDISH_RE = re.compile(f"[\\w{MARKS}]+")
+        _WORDISH_SPLIT_RE = re.compile(f"([\\w{MARKS}]+)")
+    return _TOKEN_RE
+
+
+def _tokens(text: str) -> list[str]:
+    """`_TOKEN_RE.findall(text)`, fast: word-ish runs, split further only where CJK/SEG occur."""
+    slow = _token_re()
+    out: list[str] = []
+    for m in _WORDISH_RE.findall(text):
+        if CJK_RE.search(m) or SEG_RE.search(m):
+            out.extend(slow.findall(m))
+        else:
+            out.append(m)
+    return out
+
+
+def clusters(run: str) -> list[str]:
+    """Grapheme clusters of `run`, approximately: each character with the combining marks after it."""
+    _token_re()
+    return _CLUSTER_RE.findall(run)
+
+
+# -- fold: what FTS5's unicode61 does not fold, done the same way on both sides ------------------
+# Arabic: harakat, superscript alef, Quranic marks and tatweel removed; alef with hamza/madda and
+# wasla to bare alef. Alef maqsura and teh marbuta are left to the Snowball stemmer, which strips
+# them as endings: folding them first (to yeh / heh) cost xquad-ar 0.940 -> 0.923 ranking and
+# 0.867 -> 0.853 as answered. Turkish: dotted capital and dotless small i to i (unicode61 lowercases I to i,
+# so "ISPARTA" and "ılık" would otherwise never meet their other spellings). Greek: final sigma.
+_FOLD_CHARS = {0x0130: "i", 0x0131: "i", 0x03C2: "\u03c3", 0x0640: None, 0x0622: "\u0627", 0x0623: "\u0627",
+               0x0625: "\u0627", 0x0671: "\u0627", 0x0670: None}
+_FOLD_CHARS.update({cp: None for cp in range(0x064B, 0x0660)})
+_FOLD_CHARS.update({cp: None for cp in range(0x0610, 0x061B)})
+_FOLD_RE = re.compile("[\u0130\u0131\u0370-\u03ff\u1f00-\u1fff\u0610-\u061a\u0622\u0623\u0625"
+                      "\u0640\u064b-\u065f\u0670\u0671]")
+_FOLD_TABLE: dict[int, str | None] | None = None
+
+
+def _fold_table() -> dict[int, str | None]:
+    """The translate table of `fold`, with Greek letters stripped of tonos, dialytika and the
+    polytonic accents (built on first need: Greek is decomposed once, ~0.3 ms)."""
+    global _FOLD_TABLE
+    if _FOLD_TABLE is None:
+        table = dict(_FOLD_CHARS)
+        for cp in list(range(0x0370, 0x0400)) + list(range(0x1F00, 0x2000)):
+            base = unicodedata.normalize("NFD", chr(cp))
+            if len(base) > 1 and unicodedata.category(base[0]).startswith("L"):
+                table[cp] = base[0]
+        _FOLD_TABLE = table
+    return _FOLD_TABLE
+
+
+def fold(text: str) -> str:
+    """`text` in its search form before FTS5's own folding: NFKC, then the folds above. ASCII
+    text is returned as is."""
+    if text.isascii():
+        return text
+    text = unicodedata.normalize("NFKC", text)
+    return text.translate(_fold_table()) if _FOLD_RE.search(text) else text
+
 
 # Small stopword lists for the languages users write notes in, question words included (a question
 # is the usual query; "wann" or "cuándo" says nothing about the answer's topic); pruning them keeps
@@ -69,22 +165,176 @@ _CJK_QUESTION_RE = re.compile(
     "|哪一|哪位|哪种|哪種|什么|什麼|甚麼|谁|誰")
 
 
+# -- stemming by script ---------------------------------------------------------------------
+# A script written by (nearly) one language gets that language's Snowball stemmer (PyStemmer, a C
+# extension, imported on first need: ~1 ms warm; English-only text never loads it). The article
+# and clitics of Arabic ("البانثرز" / "بانثرز") and the case endings of Greek or Hindi are what a
+# 70% prefix cannot bridge. Latin and Cyrillic are written by many languages and keep the porter
+# stemmer of FTS5 (English) and the prefix rule (`word_prefix`) for the rest. Measured per
+# script in BENCHMARKS.md ("Languages").
+STEM_SCRIPTS = (  # (first, last code point, Snowball language)
+    (0x0370, 0x03FF, "greek"), (0x1F00, 0x1FFF, "greek"),
+    (0x0530, 0x058F, "armenian"),
+    (0x0600, 0x06FF, "arabic"), (0x0750, 0x077F, "arabic"), (0x08A0, 0x08FF, "arabic"),
+    (0x0900, 0x097F, "hindi"),
+    (0x0B80, 0x0BFF, "tamil"),
+)
+_STEM_RE = re.compile("[" + "".join(f"\\u{a:04x}-\\u{b:04x}" for a, b, _ in STEM_SCRIPTS) + "]")
+_STEMMERS: dict[str, object] = {}
+
+
+def stem_language(token: str) -> str | None:
+    """The Snowball language of a token whose first and last characters are of a stemmed script."""
+    a, b = ord(token[0]), ord(token[-1])
+    for lo, hi, lang in STEM_SCRIPTS:
+        if lo <= a <= hi:
+            return lang if lo <= b <= hi else None
+    return None
+
+
+_STEM_CACHE: dict[str, str] = {}
+STEM_CACHE_MAX = 200_000  # words; a vault's vocabulary is mostly far smaller (Zipf), cleared when full
+
+
+def _stem(token: str) -> str:
+    """`token` (lowercased, folded) stemmed by its script's language, else as is. Cached: the
+    same words recur, and a Python call per word dominated indexing Arabic text (480 paragraphs:
+    2 ms without stemming, 1.1 s stemming each word afresh on this loaded machine)."""
+    got = _STEM_CACHE.get(token)
+    if got is not None:
+        return got
+    lang = stem_language(token) if _STEM_RE.match(token) else None
+    if lang is None:
+        return token
+    st = _STEMMERS.get(lang)
+    if st is None:
+        import Stemmer  # PyStemmer: Snowball in C
+
+        st = _STEMMERS[lang] = Stemmer.Stemmer(lang)
+    if len(_STEM_CACHE) >= STEM_CACHE_MAX:
+        _STEM_CACHE.clear()
+    got = _STEM_CACHE[token] = st.stemWord(token) or token
+    return got
+
+
+def _stem_text(text: str) -> str:
+    """`text` (folded) with every word of a stemmed script replaced by its stem, lowercased as
+    FTS5 would lowercase it: the index side of what `words` does to a query."""
+    def one(tok: str) -> str:
+        got = _STEM_CACHE.get(tok)
+        if got is not None:
+            return got
+        if not _STEM_RE.match(tok):
+            return tok
+        return _stem(tok.lower().replace("\u03c2", "\u03c3"))
+
+    slow = _token_re()
+    if CJK_RE.search(text) or SEG_RE.search(text):  # rare: the exact tokens, a call per match
+        return slow.sub(lambda m: one(m.group(0)), text)
+    # words at the odd indices of the split (one C call), then a dict lookup per word
+    parts = _WORDISH_SPLIT_RE.split(text)
+    parts[1::2] = [one(w) for w in parts[1::2]]
+    return "".join(parts)
+
+
+# -- stopwords of the scripts the hand list above does not cover -----------------------------
+# Question and function words of a query weigh in the evidence gate as words the vault lacks when
+# its notes never ask questions ("ماذا", "متى": XQuAD-ar abstained on 16% of answerable questions
+# with them). Document frequency cannot tell an absent question word from an absent content word,
+# so these come from a maintained list (stopwords-iso, MIT, the `stopwordsiso` package), for a
+# script that (nearly) one language writes; read on first need, only that language's entry.
+STOP_SCRIPT_LANGS = {"arabic": "ar", "greek": "el", "hindi": "hi", "armenian": "hy"}
+_SCRIPT_STOPWORDS: dict[str, frozenset[str]] = {}
+
+
+def _iso_stopwords(code: str) -> list[str]:
+    """One language's list from the stopwordsiso package's JSON, parsed alone (the whole file
+    takes 25+ ms to load; one entry well under 1 ms). [] when the package is missing."""
+    import importlib.util
+    import json
+    from pathlib import Path
+
+    spec = importlib.util.find_spec("stopwordsiso")
+    if spec is None or not spec.submodule_search_locations:
+        return []
+    raw = (Path(list(spec.submodule_search_locations)[0]) / "stopwords-iso.json").read_text(encoding="utf-8")
+    at = raw.find(f'"{code}":[')
+    if at < 0:
+        return []
+    words_, _ = json.JSONDecoder().raw_decode(raw, at + len(code) + 3)
+    return [w for w in words_ if isinstance(w, str)]
+
+
+def script_stopwords(lang: str) -> frozenset[str]:
+    """Stopwords of a stemmed script's language, folded and stemmed as query words are."""
+    got = _SCRIPT_STOPWORDS.get(lang)
+    if got is None:
+        code = STOP_SCRIPT_LANGS.get(lang)
+        raw = _iso_stopwords(code) if code else []
+        got = _SCRIPT_STOPWORDS[lang] = frozenset(
+            _stem(fold(w).lower().replace("\u03c2", "\u03c3")) for w in raw if w.strip())
+    return got
+
+
+def is_stopword(token: str) -> bool:
+    """A word that names no topic: in the hand list, or in its script's list (`words` form)."""
+    if token in STOPWORDS:
+        return True
+    lang = stem_language(token) if token and _STEM_RE.match(token) else None
+    return lang is not None and token in script_stopwords(lang)
+
+
 def normalize(text: str) -> str:
-    """NFKC + casefold: the form every comparison (metadata keys, term matching) uses."""
-    return unicodedata.normalize("NFKC", text).casefold()
+    """`fold` + casefold: the form every comparison (metadata keys, term matching) uses."""
+    return fold(text).casefold()
 
 
-def fts_text(text: str) -> str:
-    """The form of `text` stored in FTS5: every CJK character becomes a separate token."""
-    if not CJK_RE.search(text):
+def _spaced(run: str) -> str:
+    return " " + " ".join(run) + " "
+
+
+def fts_text(text: str, *, stem: bool = True) -> str:
+    """The form of `text` stored in FTS5: folded, words of a stemmed script stemmed, every CJK
+    character and every cluster of a spaceless script a separate token. A query term (already
+    made by `query_terms`, so stemmed) passes with stem=False: stems are not stemmed twice."""
+    if text.isascii():
         return text
-    return _CJK_RUN_RE.sub(lambda m: " " + " ".join(m.group(0)) + " ", text)
+    text = fold(text)
+    if stem and _STEM_RE.search(text):
+        text = _stem_text(text)
+    if CJK_RE.search(text):
+        text = _CJK_RUN_RE.sub(lambda m: _spaced(m.group(0)), text)
+    if SEG_RE.search(text):
+        text = _SEG_RUN_RE.sub(lambda m: " " + " ".join(clusters(m.group(0))) + " ", text)
+    return text
 
 
 def words(text: str) -> list[str]:
-    """Word tokens folded as FTS5's unicode61 folds them (NFKC + lower(): casefold() would turn
-    "ß" into "ss", which the index never contains); a CJK run comes back as one token."""
-    return _TOKEN_RE.findall(unicodedata.normalize("NFKC", text).lower())
+    """Word tokens folded as the index folds them (`fold`, then lower() as FTS5's unicode61 does:
+    casefold() would turn "ß" into "ss", which the index never contains); a CJK or spaceless-script
+    run comes back as one token."""
+    if text.isascii():
+        return _TOKEN_RE_ASCII.findall(text.lower())
+    low = fold(text).lower()
+    toks = _tokens(low.replace("\u03c2", "\u03c3") if "\u03c2" in low else low)
+    return [_stem(t) for t in toks] if _STEM_RE.search(low) else toks
+
+
+def is_run(token: str) -> bool:
+    """A CJK or spaceless-script run (from `words`): searched as gram phrases, not as a word."""
+    return bool(CJK_RE.match(token) or SEG_RE.match(token))
+
+
+def gram_units(term: str) -> list[str]:
+    """The units (characters, clusters) of a gram term ("中 国", "ค ะ แ"); [] for a word."""
+    return term.split(" ") if is_run(term) else []
+
+
+def _seg_grams(run: str) -> list[str]:
+    """A spaceless-script run as SEG_GRAM-cluster phrases (a shorter run stays whole)."""
+    cl = clusters(run)
+    n = SEG_GRAM
+    return [" ".join(cl[i:i + n]) for i in range(max(1, len(cl) - n + 1))]
 
 
 def _cjk_grams(run: str) -> list[str]:
@@ -112,6 +362,13 @@ def query_terms(text: str) -> list[str]:
     kept_any = False
     fallback: list[str] = []
     for tok in words(text):
+        if SEG_RE.match(tok):
+            for term in _seg_grams(tok):
+                if term not in seen:
+                    seen.add(term)
+                    out.append(term)
+                    kept_any = True
+            continue
         if CJK_RE.match(tok):
             grams = _cjk_grams(tok)
             for g in grams:
@@ -123,7 +380,7 @@ def query_terms(text: str) -> list[str]:
                     out.append(term)
                     kept_any = True
             continue
-        if tok in STOPWORDS or (len(tok) == 1 and not tok.isdigit()):
+        if is_stopword(tok) or (len(tok) == 1 and not tok.isdigit()):
             fallback.append(tok)
             continue
         if tok not in seen:
@@ -148,9 +405,13 @@ PREFIX_MIN_CHARS = 5  # shorter words are searched whole
 PREFIX_KEEP = 0.7  # share of the word kept, at least 4 characters
 
 
-def word_prefix(term: str) -> str | None:
-    """The truncated form searched for an inflectable word, or None to search it whole."""
-    if " " in term or len(term) < PREFIX_MIN_CHARS or CJK_RE.search(term):
+def word_prefix(term: str, *, stems: bool = False) -> str | None:
+    """The truncated form searched for an inflectable word, or None to search it whole. A stem
+    (a word of a stemmed script) is searched whole by BM25; with `stems` its prefix is returned
+    too, the looser form the evidence gate accepts (channels.build_fts_query), as for ASCII."""
+    if " " in term or len(term) < PREFIX_MIN_CHARS or CJK_RE.search(term) or SEG_RE.search(term):
+        return None
+    if not stems and stem_language(term):
         return None
     return term[: max(4, math.ceil(len(term) * PREFIX_KEEP))]
 

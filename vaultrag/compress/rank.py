@@ -115,7 +115,7 @@ _WORD_RE = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
 def intent_terms(intent: str, tool_input: str) -> dict[str, float]:
     """Word pieces of the stated intent (weight 1; numbers too) and of the tool input (weight
     0.5; numbers there are flags and counts), stopwords and generic words left out."""
-    from vaultrag.textutil import STOPWORDS
+    from vaultrag.textutil import is_stopword
 
     terms: dict[str, float] = {}
     for text, weight, digits in ((tool_input, INPUT_WEIGHT, False), (intent, PROMPT_WEIGHT, True)):
@@ -125,7 +125,7 @@ def intent_terms(intent: str, tool_input: str) -> dict[str, float]:
                 if not digits or len(word.lstrip("0")) < 2:  # "v2", "-n 3": too common to say which
                     continue
                 word = str(int(word))
-            elif len(word) < MIN_TERM_CHARS or word in STOPWORDS or word in INTENT_GENERIC:
+            elif len(word) < MIN_TERM_CHARS or is_stopword(word) or word in INTENT_GENERIC:
                 continue
             terms[word] = max(terms.get(word, 0.0), weight)
         for acronym in _acronyms(text or "") if digits else ():  # a person's words, not a command's

@@ -66,7 +66,8 @@ def build_fts_query(text: str, store: Store | None = None, max_terms: int = MAX_
     loose: dict[Term, tuple[Term, ...]] = {}
     for word in query_terms(text):
         term = query_term(word)
-        stem = word_prefix(word) if word.isascii() else None  # a non-ASCII term is a prefix already
+        # the gate's looser form of a word searched whole: ASCII, or a stem (textutil.word_prefix)
+        stem = word_prefix(word, stems=True) if term.text == word and not term.prefix else None
         loose.setdefault(term, (term, Term(stem, prefix=True)) if stem else (term,))
     terms = list(loose)
     df: dict[Term, int] = {}

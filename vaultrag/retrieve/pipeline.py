@@ -10,7 +10,7 @@ from typing import Iterable
 from ..config import Config, load_config
 from ..store import Store, StoredChunk, open_store
 from ..sessions import is_session_path
-from ..textutil import CJK_RE, STOPWORDS, query_terms
+from ..textutil import SEG_RE, gram_units, is_stopword, query_terms
 from .channels import FtsQuery, bm25_channel, build_fts_query, meta_channel, similarities, vec_channel
 from .citations import FileCache, changed_on_disk, locate, locate_session, stored_copy
 from .fusion import rescore, rrf
@@ -42,6 +42,12 @@ GATE_TOP_LEXICAL = 3  # how many BM25 hits the coverage check inspects
 # counts half: a typo, or a rare word the vault does not know that happens to be one edit from
 # one it does (full credit: unrelated xquad-en questions answered 7.8% -> 10.4% on obsidian-help).
 GATE_TYPO_CREDIT = 0.5
+# Absent grams of a spaceless alphabet (Thai...) left out of the gate's weight as word-boundary
+# artefacts: runs of fewer than this many in a row (straddling_grams). Measured on xquad-th
+# (benchmarks/lang_gate.py: half the corpus as the vault; abstained on answerable / answered
+# off-topic, same language), bigrams: 0 (every absent gram counts) 12.1% / 18.5%; 2: 4.5% / 38.8%;
+# CJK's shared-character rule 2.4% / 52%. 0 keeps off-topic Thai near English's 21%.
+STRADDLE_MAX_RUN = 0
 GATE_MAX_ABSENT = 8  # words the vault lacks that the gate counts (bounds its cost on long prompts)
 # Vectors re-rank what the lexical channels found; a chunk found by vectors alone joins the fusion
 # only when it is this similar. Measured (BENCHMARKS.md, eval): with the bundled static model,
@@ -112,7 +118,29 @@ def diversify(cands: Iterable[Candidate], chunks: dict[int, StoredChunk], max_pe
 
 
 def _cjk_chars(term) -> set[str]:
-    return set(CJK_RE.findall(term.text))
+    """The characters of a CJK gram term; none for a word or a gram of a spaceless alphabet."""
+    return set() if SEG_RE.match(term.text) else set(gram_units(term.text))
+
+
+def straddling_grams(order: list, present: set) -> set:
+    """Absent grams of a spaceless alphabetic script (Thai...) taken for word-boundary artefacts:
+    runs of fewer than STRADDLE_MAX_RUN in a row. (The CJK rule, a shared character, leaves out
+    nearly every absent gram of a 70-letter alphabet: Thai questions about other articles were
+    answered 52% of the time, benchmarks/lang_gate.py.)"""
+    seg = [t for t in order if SEG_RE.match(t.text)]
+    out: set = set()
+    i = 0
+    while i < len(seg):
+        if seg[i] in present:
+            i += 1
+            continue
+        j = i
+        while j < len(seg) and seg[j] not in present:
+            j += 1
+        if j - i < STRADDLE_MAX_RUN:
+            out.update(seg[i:j])
+        i = j
+    return out
 
 
 def term_coverage(store: Store, fq: FtsQuery, ids: list[int]) -> float:
@@ -137,14 +165,15 @@ def term_evidence(store: Store, fq: FtsQuery, ids: list[int]) -> dict:
     none = {"term_coverage": 0.0, "specificity": 0.0, "terms_matched": 0, "terms_total": 0}
     absent = [t for t in fq.dropped if fq.df.get(t) == 0][:GATE_MAX_ABSENT]
     terms = list(fq.terms) + absent
-    if not ids or not terms or all(t.text in STOPWORDS for t in terms):
+    if not ids or not terms or all(is_stopword(t.text) for t in terms):
         return none
     n = max(1, store.chunk_count())
     df = {t: fq.df[t] if t in fq.df else store.doc_freq(t, n) for t in terms}
     present = [t for t in fq.terms if df[t]] + [t for t in fq.dropped if fq.df.get(t)]
     known_cjk = set().union(*(_cjk_chars(t) for t in present))
+    straddling = straddling_grams(list(fq.loose or terms), set(present))
     weight = {t: math.log(1 + (n - df[t] + 0.5) / (df[t] + 0.5)) ** 2 for t in terms
-              if df[t] or not (_cjk_chars(t) & known_cjk)}
+              if df[t] or not (_cjk_chars(t) & known_cjk or t in straddling)}
     total = sum(weight.values())
     if not total:
         return none

@@ -22,7 +22,7 @@ from functools import lru_cache
 from ...textutil import CJK_RE, fts_text
 from ..base import Term
 from ..sqlite.connection import sqlite_module
-from ..sqlite.schema import FTS_TOKENIZE
+from ..sqlite.schema import FTS_TOKENIZE_SQL
 
 COLUMN_WEIGHTS = ("A", "B", "C")  # chunk text, heading path, context
 # tsvector positions run 1..16383; each column starts at its own base so that a lexeme in two
@@ -60,7 +60,7 @@ class _Tokenizer:
     def __init__(self):
         mod = sqlite_module()
         self.conn = mod.connect(":memory:", check_same_thread=False)
-        self.conn.execute(f"CREATE VIRTUAL TABLE a USING fts5(text, heading, context, tokenize='{FTS_TOKENIZE}')")
+        self.conn.execute(f"CREATE VIRTUAL TABLE a USING fts5(text, heading, context, tokenize={FTS_TOKENIZE_SQL})")
         self.conn.execute("CREATE VIRTUAL TABLE av USING fts5vocab(a, instance)")
         self.lock = threading.Lock()
 
@@ -114,7 +114,7 @@ def analyse(chunks: list[tuple[str, str, str]]) -> list[Analysed]:
 @lru_cache(maxsize=4096)
 def query_lexemes(term: Term) -> QueryLexemes:
     """A Term through the index's tokenizer (stemmed, folded); a CJK bigram as its bigram lexeme."""
-    toks = _tokenizer().tokens([(fts_text(term.text), "", "")])[0][0]
+    toks = _tokenizer().tokens([(fts_text(term.text, stem=False), "", "")])[0][0]
     if len(toks) == 2 and all(_is_cjk_char(t) for t in toks):
         return QueryLexemes((toks[0] + toks[1],), term.prefix)
     return QueryLexemes(tuple(toks), term.prefix)

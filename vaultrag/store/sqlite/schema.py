@@ -17,11 +17,22 @@ from .vectors import padded_dim
 # reindex (`Store` deletes it and says so): the index is a disposable cache, and converting it would
 # need Python for every row (deflate; SQLite 3.40 has no unhex()) and a re-embed for the new vectors
 # anyway. Versions from BASE_VERSION on are migrated in place by appending to MIGRATIONS.
-BASE_VERSION = 2
+# Version 3 (issue 20): the text analysis changed (FTS_TOKENIZE keeps combining marks inside
+# words; textutil.fts_text folds and splits spaceless scripts), so a version-2 index is rebuilt
+# from the vault (writers) or refused with "rebuild it" (readers), like a version-1 one: its terms
+# would no longer meet the queries'.
+# Version 4: issue 17's `chunk_origins` (the scope and origin of chunks that do not come from a vault
+# file) joined the base schema; it had been a 2 -> 3 migration on a branch that never shipped with
+# issue 20's analysis, so every index older than 4 is rebuilt.
+BASE_VERSION = 4
 
 # Tokenizer: porter stemming over unicode61 with diacritics folded. Porter only changes
 # English-looking suffixes; other scripts pass through unchanged (measured in BENCHMARKS.md).
-FTS_TOKENIZE = "porter unicode61 remove_diacritics 2"
+# Categories: unicode61's default "L* N* Co" makes combining marks separators, which cut Thai,
+# Devanagari and vocalised Arabic words apart at every vowel sign ("हिन्दी" -> "ह", "न", "द");
+# with M* they stay inside their words (issue 20; SQLite 3.25+).
+FTS_TOKENIZE = "porter unicode61 remove_diacritics 2 categories 'L* N* Co M*'"
+FTS_TOKENIZE_SQL = "'" + FTS_TOKENIZE.replace("'", "''") + "'"  # as an SQL string literal
 
 # Chunk text longer than this many UTF-8 bytes is stored raw-deflated (a BLOB) when that is smaller;
 # shorter text stays TEXT. tldr pages: 18.3 MB of chunk text -> 9.7 MB; a hit is inflated in ~2 us.
@@ -59,7 +70,7 @@ BASE: tuple[str, ...] = (
     """CREATE INDEX chunks_file ON chunks(file_id, section_index, chunk_index)""",
     """CREATE INDEX chunks_embed ON chunks(embed_hash)""",
     f"""CREATE VIRTUAL TABLE chunks_fts USING fts5(
-        text, heading, context, content='', tokenize='{FTS_TOKENIZE}')""",
+        text, heading, context, content='', tokenize={FTS_TOKENIZE_SQL})""",
     """CREATE TABLE links (
         file_id INTEGER NOT NULL REFERENCES files(id) ON DELETE CASCADE,
         chunk_id INTEGER REFERENCES chunks(id) ON DELETE CASCADE,
@@ -82,18 +93,17 @@ BASE: tuple[str, ...] = (
         PRIMARY KEY (file_id, key, kind, chunk_id)
     ) WITHOUT ROWID""",
     """CREATE INDEX keys_key ON keys(key)""",
-)
-
-# Migrations from BASE_VERSION on: MIGRATIONS[i] brings version BASE_VERSION + i to BASE_VERSION + i + 1.
-MIGRATIONS: tuple[tuple[str, ...], ...] = (
-    # 2 -> 3 (issue 17): the scope and origin of chunks that do not come from a vault file (a
-    # transcript message: session id, message uuid, role, timestamp), as JSON; gone with the chunk.
-    ("""CREATE TABLE chunk_origins (
+    # Issue 17: the scope and origin of chunks that do not come from a vault file (a transcript
+    # message: session id, message uuid, role, timestamp), as JSON; gone with the chunk.
+    """CREATE TABLE chunk_origins (
         chunk_id INTEGER PRIMARY KEY REFERENCES chunks(id) ON DELETE CASCADE,
         scope TEXT NOT NULL,
         origin TEXT NOT NULL
-    )""",),
+    )""",
 )
+
+# Migrations from BASE_VERSION on: MIGRATIONS[i] brings version BASE_VERSION + i to BASE_VERSION + i + 1.
+MIGRATIONS: tuple[tuple[str, ...], ...] = ()
 SCHEMA_VERSION = BASE_VERSION + len(MIGRATIONS)
 
 VEC_TABLE = "chunks_vec"

@@ -64,7 +64,7 @@ class VocabMixin:
             return {}
         if not getattr(self, "_stem_ready", False):
             self.conn.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.vr_stem USING fts5(w, tokenize="
-                              f"'{schema.FTS_TOKENIZE}')")
+                              f"{schema.FTS_TOKENIZE_SQL})")
             self.conn.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.vr_stem_v USING fts5vocab(temp, vr_stem, instance)")
             self._stem_ready = True
         self.conn.execute("DELETE FROM temp.vr_stem")
