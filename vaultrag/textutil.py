@@ -11,15 +11,30 @@ import math
 import re
 import unicodedata
 
+
+class _LazyPattern:
+    """`re.compile(*args)` on first use (issue 18): the CJK character class alone costs ~3 ms to
+    compile, several patterns here hold it, and a hook process uses only some of them."""
+
+    __slots__ = ("_args", "_compiled")
+
+    def __init__(self, *args):
+        self._args, self._compiled = args, None
+
+    def __getattr__(self, name):
+        if self._compiled is None:
+            self._compiled = re.compile(*self._args)
+        return getattr(self._compiled, name)
+
 # Hiragana/Katakana, CJK Unified (+ext A, compat), Hangul syllables and jamo, CJK ext B+ planes.
 _CJK_CLASS = (
     "\u1100-\u11ff\u3040-\u30ff\u3130-\u318f\u3400-\u4dbf\u4e00-\u9fff"
     "\uac00-\ud7af\uf900-\ufaff\U00020000-\U0002ffff"
 )
-CJK_RE = re.compile(f"[{_CJK_CLASS}]")
-_CJK_RUN_RE = re.compile(f"[{_CJK_CLASS}]+")
+CJK_RE = _LazyPattern(f"[{_CJK_CLASS}]")
+_CJK_RUN_RE = _LazyPattern(f"[{_CJK_CLASS}]+")
 # A word: letters/digits/underscore runs that are not CJK; CJK runs separately.
-_TOKEN_RE = re.compile(f"[{_CJK_CLASS}]+|[^\\W{_CJK_CLASS}]+", re.UNICODE)
+_TOKEN_RE = _LazyPattern(f"[{_CJK_CLASS}]+|[^\\W{_CJK_CLASS}]+", re.UNICODE)
 
 # Small stopword lists for the languages users write notes in, question words included (a question
 # is the usual query; "wann" or "cuándo" says nothing about the answer's topic); pruning them keeps
@@ -64,7 +79,7 @@ CJK_STOP_CHARS = frozenset("的了是在和有也就都而及与或之其这那�
 # they nor the bigrams straddling them ("怎样工作" -> 样工) become terms.
 # Only forms that are rarely part of a content word (not 多少 as in 很多少年, 是否 as in 于是否决,
 # or a bare 哪 as in 哪吒); simplified and traditional.
-_CJK_QUESTION_RE = re.compile(
+_CJK_QUESTION_RE = _LazyPattern(
     "为什么|為什麼|怎么样|怎麼樣|怎么|怎麼|怎样|怎樣|如何|为何|為何|何时|何時|哪些|哪个|哪個|哪里|哪裡|哪儿|哪兒"
     "|哪一|哪位|哪种|哪種|什么|什麼|甚麼|谁|誰")
 
@@ -155,7 +170,7 @@ def word_prefix(term: str) -> str | None:
     return term[: max(4, math.ceil(len(term) * PREFIX_KEEP))]
 
 
-_NON_WORD_RE = re.compile(r"[\W_]+", re.UNICODE)
+_NON_WORD_RE = _LazyPattern(r"[\W_]+", re.UNICODE)
 
 
 def meta_key(text: str) -> str:
@@ -168,7 +183,7 @@ def meta_key(text: str) -> str:
 
 # Embeds of files that are not notes (`![[diagram.webp]]`, `![[paper.pdf#page=3]]`,
 # `![alt](img/shot.png)`): in a context block they are file names, not content.
-_ASSET_EMBED_RE = re.compile(
+_ASSET_EMBED_RE = _LazyPattern(
     r"!\[\[[^\]|#\n]+\.(?!md\b)[A-Za-z0-9]{1,5}(?:[#|][^\]\n]*)?\]\]"
     r"|!\[[^\]\n]*\]\(\s*<?[^)\s>]+\.(?!md\b)[A-Za-z0-9]{1,5}>?(?:\s+\"[^\"\n]*\")?\s*\)")
 

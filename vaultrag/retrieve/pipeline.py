@@ -111,7 +111,7 @@ def diversify(cands: Iterable[Candidate], chunks: dict[int, StoredChunk], max_pe
 
 
 def _cjk_chars(term) -> set[str]:
-    return set(CJK_RE.findall(term.text))
+    return set() if term.text.isascii() else set(CJK_RE.findall(term.text))
 
 
 def term_coverage(store: Store, fq: FtsQuery, ids: list[int]) -> float:
