@@ -88,3 +88,29 @@ def test_search_cli_does_not_import_logging(env):
     assert p.returncode == 0, p.stderr
     assert json.loads(p.stdout)["status"] == "ok"
     assert p.stderr.strip().splitlines()[-1] == "False"
+
+
+def test_identity_header_is_the_json_of_the_environment(monkeypatch):
+    from vaultrag.serve_client import IDENTITY_ENV, identity
+
+    values = ['/tmp/a "quoted" \\ path', "/home/jürgen/Notizen/日本語 🗒", "/tmp/tab\there\nnl\x7f"]
+    for key, value in zip(IDENTITY_ENV, values):
+        monkeypatch.setenv(key, value)
+    header = identity()
+    assert header.isascii()
+    assert json.loads(header) == dict(zip(IDENTITY_ENV, values))
+    assert list(json.loads(header)) == sorted(IDENTITY_ENV)
+    monkeypatch.delenv(IDENTITY_ENV[0])
+    assert json.loads(identity()) == dict(zip(IDENTITY_ENV[1:], values[1:]))
+    for key in IDENTITY_ENV:
+        monkeypatch.delenv(key, raising=False)
+    assert identity() == "{}"
+
+
+def test_forwarding_imports_neither_json_nor_signal():
+    code = ("import sys\nimport vaultrag.hooks, vaultrag.serve_client\n"
+            "vaultrag.serve_client.identity()\n"
+            "print(sorted(m for m in ('json', 'signal', 'logging', 'hashlib') if m in sys.modules))\n")
+    p = subprocess.run([sys.executable, "-I", "-c", code], capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.strip() == "[]"

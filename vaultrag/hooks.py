@@ -8,12 +8,13 @@ yaml on this path (a test checks `sys.modules`).
 """
 from __future__ import annotations
 
-import json
 import os
-import signal
 import sys
 import time
 from pathlib import Path
+
+# `json` and `signal` are imported where used: a hook answered by a running server (serve_client)
+# never needs them (issue 16: the forwarded hook is interpreter start plus a socket round trip).
 
 MAX_STDIN_BYTES = 32 * 1024 * 1024  # PostToolUse payloads carry whole tool outputs; beyond this, give up
 # json.loads runs in C, where the deadline's SIGALRM cannot stop it, at ~0.2-0.45 us per value: 32 MB
@@ -82,6 +83,8 @@ def log_line(message: str) -> None:
 
 
 def _emit(event: str, **fields) -> str:
+    import json
+
     return json.dumps({"hookSpecificOutput": {"hookEventName": event, **fields}}, ensure_ascii=False)
 
 
@@ -126,6 +129,8 @@ def latest_user_prompt(transcript_path: str, max_bytes: int = TRANSCRIPT_TAIL_BY
 
     Only a regular file is read, and only its last `max_bytes`: `/dev/zero`, a FIFO or a directory
     gives "" at once."""
+    import json
+
     from .safe_io import read_regular
 
     if not isinstance(transcript_path, str) or not transcript_path:
@@ -225,6 +230,9 @@ def main(expected: str) -> int:
 
     def on_alarm(*_):
         raise Deadline()
+
+    import json
+    import signal
 
     try:
         _limit_memory()
