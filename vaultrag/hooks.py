@@ -234,6 +234,14 @@ def main(expected: str) -> int:
     import json
     import signal
 
+    def disarm() -> None:
+        """No alarm after the work: an armed timer outliving an error (or an early return) fired
+        later, in the log write or at interpreter exit, where it killed the process by SIGALRM
+        (exit -14, seen under load) instead of exiting 0."""
+        if hasattr(signal, "setitimer"):
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, signal.SIG_IGN)
+
     try:
         _limit_memory()
         from .config import load_config
@@ -259,17 +267,20 @@ def main(expected: str) -> int:
             log_line(f"{expected}: stdin is not a JSON object ({size} bytes)")
             return 0
         out = handle(payload, expected)
-        if hasattr(signal, "setitimer"):
-            signal.setitimer(signal.ITIMER_REAL, 0)
+        disarm()
         if out:
             sys.stdout.write(out + "\n")
             sys.stdout.flush()
     except Deadline:
+        disarm()
         log_line(f"{expected}: gave up at the {time.monotonic() - started:.2f} s deadline")
     except BaseException as exc:  # fail open, whatever happened (KeyboardInterrupt and SystemExit too)
+        disarm()
         from .store.connection import past_deadline
 
         # SQLite interrupted at the deadline surfaces as its own error: name the deadline, not "corrupt"
         why = "gave up at the deadline: " if past_deadline() else ""
         log_line(f"{expected}: {why}{type(exc).__name__}: {str(exc)[:300]}")
+    finally:  # the early returns above (input skipped) leave the timer armed too
+        disarm()
     return 0
