@@ -10,13 +10,13 @@ config file is cached as JSON beside the index data, keyed by the file's path, s
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
+from .digest import sha256
 from .errors import ConfigError
 
 DEFAULT_MODEL = "minishlab/potion-base-8M"
@@ -150,7 +150,7 @@ def xdg_dir(kind: str) -> Path:
 def default_db_path(vault: Path) -> Path:
     """One database per vault, outside it: `<XDG_DATA_HOME>/vaultrag/<name>-<hash of path>.sqlite`."""
     vault = Path(vault).expanduser().resolve()
-    digest = hashlib.sha256(str(vault).encode()).hexdigest()[:10]
+    digest = sha256(str(vault).encode()).hexdigest()[:10]
     name = "".join(c if c.isalnum() or c in "-_" else "_" for c in vault.name)[:40] or "vault"
     return xdg_dir("data") / f"{name}-{digest}.sqlite"
 
@@ -263,7 +263,7 @@ def _read_yaml(path: Path) -> Any:
     from .safe_io import private_dir, read_regular, write_private
 
     st = path.stat()
-    key = hashlib.sha256(f"{path.resolve()}|{st.st_size}|{st.st_mtime_ns}".encode()).hexdigest()[:16]
+    key = sha256(f"{path.resolve()}|{st.st_size}|{st.st_mtime_ns}".encode()).hexdigest()[:16]
     cache = xdg_dir("cache") / f"config-{key}.json"
     try:
         return json.loads(read_regular(cache, MAX_CONFIG_BYTES, follow_symlinks=False).decode("utf-8"))

@@ -8,12 +8,13 @@ yaml on this path (a test checks `sys.modules`).
 """
 from __future__ import annotations
 
-import json
 import os
-import signal
 import sys
 import time
 from pathlib import Path
+
+# `json` and `signal` are imported where used: a hook answered by a running server (serve_client)
+# never needs them (issue 16: the forwarded hook is interpreter start plus a socket round trip).
 
 MAX_STDIN_BYTES = 32 * 1024 * 1024  # PostToolUse payloads carry whole tool outputs; beyond this, give up
 # json.loads runs in C, where the deadline's SIGALRM cannot stop it, at ~0.2-0.45 us per value: 32 MB
@@ -82,6 +83,8 @@ def log_line(message: str) -> None:
 
 
 def _emit(event: str, **fields) -> str:
+    import json
+
     return json.dumps({"hookSpecificOutput": {"hookEventName": event, **fields}}, ensure_ascii=False)
 
 
@@ -128,6 +131,8 @@ def latest_user_prompt(transcript_path: str, max_bytes: int = TRANSCRIPT_TAIL_BY
 
     Only a regular file is read, and only its last `max_bytes`: `/dev/zero`, a FIFO or a directory
     gives "" at once."""
+    import json
+
     from .safe_io import read_regular
 
     if not isinstance(transcript_path, str) or not transcript_path:
@@ -233,6 +238,17 @@ def main(expected: str) -> int:
     def on_alarm(*_):
         raise Deadline()
 
+    import json
+    import signal
+
+    def disarm() -> None:
+        """No alarm after the work: an armed timer outliving an error (or an early return) fired
+        later, in the log write or at interpreter exit, where it killed the process by SIGALRM
+        (exit -14, seen under load) instead of exiting 0."""
+        if hasattr(signal, "setitimer"):
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, signal.SIG_IGN)
+
     try:
         _limit_memory()
         from .config import load_config
@@ -258,17 +274,20 @@ def main(expected: str) -> int:
             log_line(f"{expected}: stdin is not a JSON object ({size} bytes)")
             return 0
         out = handle(payload, expected)
-        if hasattr(signal, "setitimer"):
-            signal.setitimer(signal.ITIMER_REAL, 0)
+        disarm()
         if out:
             sys.stdout.write(out + "\n")
             sys.stdout.flush()
     except Deadline:
+        disarm()
         log_line(f"{expected}: gave up at the {time.monotonic() - started:.2f} s deadline")
     except BaseException as exc:  # fail open, whatever happened (KeyboardInterrupt and SystemExit too)
+        disarm()
         from .store.connection import past_deadline
 
         # SQLite interrupted at the deadline surfaces as its own error: name the deadline, not "corrupt"
         why = "gave up at the deadline: " if past_deadline() else ""
         log_line(f"{expected}: {why}{type(exc).__name__}: {str(exc)[:300]}")
+    finally:  # the early returns above (input skipped) leave the timer armed too
+        disarm()
     return 0

@@ -6,12 +6,9 @@ of notes deleted since. Every reindex now removes them first; `vaultrag status` 
 """
 from __future__ import annotations
 
-import logging
 import os
 from dataclasses import dataclass
 from pathlib import Path
-
-log = logging.getLogger(__name__)
 
 REBUILD_INFIX = ".rebuild-"  # a full rebuild writes <db>.rebuild-<pid> (+ -wal, -shm) and swaps it in
 
@@ -68,7 +65,9 @@ def remove_stale_rebuilds(db: Path, lock_is_exclusive: bool) -> tuple[int, int]:
         try:
             os.unlink(left.path)
         except OSError as exc:
-            log.warning("cannot remove stale rebuild file %s: %s", left.path, exc)
+            import logging  # lazy: off the hook path (importing it costs a hook ~6 ms)
+
+            logging.getLogger(__name__).warning("cannot remove stale rebuild file %s: %s", left.path, exc)
             continue
         files += 1
         size += left.bytes

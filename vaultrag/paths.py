@@ -21,10 +21,7 @@ under their redacted name; only a note whose name redacts to nothing useful is s
 """
 from __future__ import annotations
 
-import hashlib
-import hmac
 import os
-import secrets
 import stat
 import unicodedata
 
@@ -73,10 +70,15 @@ def display_path(rel: str) -> str:
 
 
 def new_key() -> str:
+    import secrets  # lazy: hmac, hashlib and secrets cost a hook ~3 ms at import; only tagging needs them
+
     return secrets.token_hex(32)
 
 
 def _tag(rel: str, key: str) -> str:
+    import hashlib
+    import hmac
+
     return hmac.new(bytes.fromhex(key), rel.encode("utf-8", "surrogateescape"), hashlib.sha256).hexdigest()[:TAG_HEX]
 
 

@@ -19,12 +19,12 @@ are stored: the state file holds neither prompts nor note paths.
 """
 from __future__ import annotations
 
-import hashlib
 import os
 import time
 from pathlib import Path
 from typing import Callable, Sequence, TypeVar
 
+from .digest import sha256
 from .safe_io import open_private, private_dir
 
 DB_NAME = "sessions.sqlite"
@@ -48,7 +48,7 @@ _SCHEMA = (
 
 
 def _digest(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:KEY_HEX]
+    return sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:KEY_HEX]
 
 
 def normalise_query(query: str) -> str:

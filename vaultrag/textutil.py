@@ -21,18 +21,33 @@ import math
 import re
 import unicodedata
 
+
+class _LazyPattern:
+    """`re.compile(*args)` on first use (issue 18): the CJK character class alone costs ~3 ms to
+    compile, several patterns here hold it, and a hook process uses only some of them."""
+
+    __slots__ = ("_args", "_compiled")
+
+    def __init__(self, *args):
+        self._args, self._compiled = args, None
+
+    def __getattr__(self, name):
+        if self._compiled is None:
+            self._compiled = re.compile(*self._args)
+        return getattr(self._compiled, name)
+
 # Hiragana/Katakana, CJK Unified (+ext A, compat), Hangul syllables and jamo, CJK ext B+ planes.
 _CJK_CLASS = (
     "\u1100-\u11ff\u3040-\u30ff\u3130-\u318f\u3400-\u4dbf\u4e00-\u9fff"
     "\uac00-\ud7af\uf900-\ufaff\U00020000-\U0002ffff"
 )
-CJK_RE = re.compile(f"[{_CJK_CLASS}]")
-_CJK_RUN_RE = re.compile(f"[{_CJK_CLASS}]+")
+CJK_RE = _LazyPattern(f"[{_CJK_CLASS}]")
+_CJK_RUN_RE = _LazyPattern(f"[{_CJK_CLASS}]+")
 # Scripts of South-East Asia written without spaces between words: Thai, Lao, Myanmar (+ext A/B),
 # Khmer (+symbols), Tai Tham. Whole blocks, so a run keeps its vowel and tone marks.
 _SEG_CLASS = "\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff\u19e0-\u19ff\u1a20-\u1aaf\ua9e0-\ua9ff\uaa60-\uaa7f"
-SEG_RE = re.compile(f"[{_SEG_CLASS}]")
-_SEG_RUN_RE = re.compile(f"[{_SEG_CLASS}]+")
+SEG_RE = _LazyPattern(f"[{_SEG_CLASS}]")
+_SEG_RUN_RE = _LazyPattern(f"[{_SEG_CLASS}]+")
 # Query phrases of a spaceless alphabetic script are this many grapheme clusters long (a Thai
 # cluster is about a letter). xquad-th, nDCG@10 ranking / as answered: 2 0.934 / 0.854,
 # 3 0.917 / 0.853 (with CJK's straddle rule), 4 0.923 / 0.882 (BENCHMARKS.md, "Languages").
@@ -160,7 +175,7 @@ CJK_STOP_CHARS = frozenset("的了是在和有也就都而及与或之其这那�
 # they nor the bigrams straddling them ("怎样工作" -> 样工) become terms.
 # Only forms that are rarely part of a content word (not 多少 as in 很多少年, 是否 as in 于是否决,
 # or a bare 哪 as in 哪吒); simplified and traditional.
-_CJK_QUESTION_RE = re.compile(
+_CJK_QUESTION_RE = _LazyPattern(
     "为什么|為什麼|怎么样|怎麼樣|怎么|怎麼|怎样|怎樣|如何|为何|為何|何时|何時|哪些|哪个|哪個|哪里|哪裡|哪儿|哪兒"
     "|哪一|哪位|哪种|哪種|什么|什麼|甚麼|谁|誰")
 
@@ -179,7 +194,7 @@ STEM_SCRIPTS = (  # (first, last code point, Snowball language)
     (0x0900, 0x097F, "hindi"),
     (0x0B80, 0x0BFF, "tamil"),
 )
-_STEM_RE = re.compile("[" + "".join(f"\\u{a:04x}-\\u{b:04x}" for a, b, _ in STEM_SCRIPTS) + "]")
+_STEM_RE = _LazyPattern("[" + "".join(f"\\u{a:04x}-\\u{b:04x}" for a, b, _ in STEM_SCRIPTS) + "]")
 _STEMMERS: dict[str, object] = {}
 
 
@@ -322,7 +337,7 @@ def words(text: str) -> list[str]:
 
 def is_run(token: str) -> bool:
     """A CJK or spaceless-script run (from `words`): searched as gram phrases, not as a word."""
-    return bool(CJK_RE.match(token) or SEG_RE.match(token))
+    return not token.isascii() and bool(CJK_RE.match(token) or SEG_RE.match(token))
 
 
 def gram_units(term: str) -> list[str]:
@@ -409,14 +424,15 @@ def word_prefix(term: str, *, stems: bool = False) -> str | None:
     """The truncated form searched for an inflectable word, or None to search it whole. A stem
     (a word of a stemmed script) is searched whole by BM25; with `stems` its prefix is returned
     too, the looser form the evidence gate accepts (channels.build_fts_query), as for ASCII."""
-    if " " in term or len(term) < PREFIX_MIN_CHARS or CJK_RE.search(term) or SEG_RE.search(term):
+    if " " in term or len(term) < PREFIX_MIN_CHARS or (
+            not term.isascii() and (CJK_RE.search(term) or SEG_RE.search(term))):
         return None
     if not stems and stem_language(term):
         return None
     return term[: max(4, math.ceil(len(term) * PREFIX_KEEP))]
 
 
-_NON_WORD_RE = re.compile(r"[\W_]+", re.UNICODE)
+_NON_WORD_RE = _LazyPattern(r"[\W_]+", re.UNICODE)
 
 
 def meta_key(text: str) -> str:
@@ -429,7 +445,7 @@ def meta_key(text: str) -> str:
 
 # Embeds of files that are not notes (`![[diagram.webp]]`, `![[paper.pdf#page=3]]`,
 # `![alt](img/shot.png)`): in a context block they are file names, not content.
-_ASSET_EMBED_RE = re.compile(
+_ASSET_EMBED_RE = _LazyPattern(
     r"!\[\[[^\]|#\n]+\.(?!md\b)[A-Za-z0-9]{1,5}(?:[#|][^\]\n]*)?\]\]"
     r"|!\[[^\]\n]*\]\(\s*<?[^)\s>]+\.(?!md\b)[A-Za-z0-9]{1,5}>?(?:\s+\"[^\"\n]*\")?\s*\)")
 

@@ -14,14 +14,13 @@ searched from elsewhere): the stored text and lines, marked `stored` too.
 """
 from __future__ import annotations
 
-import difflib
 import errno
-import hashlib
 import os
 import stat
 from pathlib import Path
 
 from ..config import DEFAULT_MAX_FILE_BYTES
+from ..digest import sha256
 from ..paths import is_tagged, resolve, shown_part
 from ..safe_io import RefusedFile, lstat_in_vault, read_in_vault
 from ..store import StoredChunk
@@ -109,18 +108,20 @@ def locate(ch: StoredChunk, files: FileCache) -> tuple[str, str, int, int] | Non
     raw = files.raw(ch.path)
     if raw is None:
         return (STORED, ch.text, ch.line_start, ch.line_end) if files.refused(ch.path) else None
-    if hashlib.sha256(raw).hexdigest() == ch.file_hash:
+    if sha256(raw).hexdigest() == ch.file_hash:
         return FRESH, ch.text, ch.line_start, ch.line_end
     current = files.current_chunks(ch.path)
     for cur in current:  # unchanged text that moved: exact fingerprint match
         if cur.content_hash == ch.content_hash:
             return SOURCE_CHANGED, cur.text, cur.line_start, cur.line_end
+    from difflib import SequenceMatcher  # lazy: only a changed note needs it (~2 ms of a hook's start)
+
     best, best_ratio = None, 0.0
     for cur in current:
         same_heading = " > ".join(cur.heading_path) == ch.heading_path
-        ratio = difflib.SequenceMatcher(None, cur.text, ch.text, autojunk=False).quick_ratio()
+        ratio = SequenceMatcher(None, cur.text, ch.text, autojunk=False).quick_ratio()
         if ratio >= RELOCATE_MIN_SIMILARITY:
-            ratio = difflib.SequenceMatcher(None, cur.text, ch.text, autojunk=False).ratio()
+            ratio = SequenceMatcher(None, cur.text, ch.text, autojunk=False).ratio()
         ratio += 0.1 if same_heading else 0.0  # the heading path breaks near-ties
         if ratio > best_ratio:
             best, best_ratio = cur, ratio

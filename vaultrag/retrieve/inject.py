@@ -19,15 +19,12 @@ Standard library only: `hook_answer` runs inside the hook process.
 from __future__ import annotations
 
 import json
-import logging
 import math
 import re
 import time
 from dataclasses import dataclass, replace
 
 from ..textutil import words
-
-log = logging.getLogger(__name__)
 
 META_KEY = "inject_calibration"
 CALIBRATION_VERSION = 2
@@ -171,7 +168,9 @@ def recalibrate(cfg, store, *, force: bool = False) -> Calibration | None:
         with store.transaction():
             store.set_meta(META_KEY, cal.to_json())
     except Exception as exc:  # the index is fine without it: hooks fall back to MIN_SCORE
-        log.warning("injection calibration failed (%s); hooks use the default threshold", exc)
+        import logging  # lazy: only this failure logs (importing it costs a hook ~6 ms)
+
+        logging.getLogger(__name__).warning("injection calibration failed (%s); hooks use the default threshold", exc)
         return None
     return cal
 

@@ -119,7 +119,7 @@ def diversify(cands: Iterable[Candidate], chunks: dict[int, StoredChunk], max_pe
 
 def _cjk_chars(term) -> set[str]:
     """The characters of a CJK gram term; none for a word or a gram of a spaceless alphabet."""
-    return set() if SEG_RE.match(term.text) else set(gram_units(term.text))
+    return set() if term.text.isascii() or SEG_RE.match(term.text) else set(gram_units(term.text))
 
 
 def straddling_grams(order: list, present: set) -> set:

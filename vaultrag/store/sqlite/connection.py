@@ -62,9 +62,17 @@ def sqlite_module() -> ModuleType:
     """
     forced = os.environ.get("VAULTRAG_SQLITE", "")
     if forced != "sqlean":
-        import sqlite3
+        # Ask the C module first: importing `sqlite3` itself (dbapi2, datetime) costs a hook ~1-3 ms
+        # that is wasted when sqlean is the one used (issue 18).
+        try:
+            import _sqlite3
 
-        if forced == "stdlib" or hasattr(sqlite3.Connection, "enable_load_extension"):
+            capable = hasattr(_sqlite3.Connection, "enable_load_extension")
+        except ImportError:
+            capable = False
+        if forced == "stdlib" or capable:
+            import sqlite3
+
             return sqlite3
     try:
         import sqlean  # type: ignore[import-not-found]

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import json
-import logging
 import math
 import os
 import struct
@@ -17,8 +16,6 @@ from . import fts, schema
 from .connection import connect, load_vec
 from .vocab import VocabMixin
 from .vectors import VEC_CANDIDATE_FACTOR, query_int8, quantize_int8_batch
-
-log = logging.getLogger(__name__)
 
 
 def _fts_values(chunk_id: int, text: str, search_text: str | None, heading_path: str, context: str) -> dict:
@@ -111,7 +108,9 @@ class _StoreBase:
                                f"({schema.SCHEMA_VERSION}); upgrade vaultrag or rebuild with --full")
         if 0 < version < schema.BASE_VERSION:
             # Older than any migration: the index is a cache of the vault, so start it again (see schema.py).
-            log.warning("index %s has schema %d, older than %d: rebuilding it from the vault", self.path, version,
+            import logging  # lazy: off the read path (importing it costs a hook ~6 ms)
+
+            logging.getLogger(__name__).warning("index %s has schema %d, older than %d: rebuilding it from the vault", self.path, version,
                         schema.BASE_VERSION)
             self.conn.close()
             for suffix in ("", "-wal", "-shm", "-journal"):

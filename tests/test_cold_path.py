@@ -1,0 +1,116 @@
+"""Issue 18: what the cold hook path imports, and that making imports lazy changed no behaviour."""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from vaultrag.digest import sha256
+from vaultrag.indexer import reindex
+
+# Standard-library modules the UserPromptSubmit hook does without (each costs a fresh process
+# 1-6 ms at import; BENCHMARKS.md "Cold paths"). (The stdlib `sqlite3` is still imported by
+# session memory, for its state file.)
+LAZY_STDLIB = ("logging", "hashlib", "difflib", "secrets", "hmac")
+
+
+@pytest.fixture
+def env(vault, cfg_for, isolated_env):
+    cfg = cfg_for(vault)
+    reindex(cfg)
+    return {**os.environ, "VAULTRAG_VAULT": str(vault), "VAULTRAG_DB": str(cfg.db_path())}
+
+
+def _modules_after_hook(env, event_payload: dict) -> tuple[bytes, list[str]]:
+    code = ("import io, sys, json\n"
+            f"sys.stdin = io.TextIOWrapper(io.BytesIO({json.dumps(event_payload).encode()!r}))\n"
+            "from vaultrag.hooks import main\n"
+            "main('UserPromptSubmit')\n"
+            f"print(json.dumps(sorted(m for m in {LAZY_STDLIB!r} if m in sys.modules)), file=sys.stderr)\n")
+    p = subprocess.run([sys.executable, "-I", "-c", code], capture_output=True, env=env, timeout=60)
+    assert p.returncode == 0, p.stderr
+    return p.stdout, json.loads(p.stderr.decode().strip().splitlines()[-1])
+
+
+def test_prompt_hook_answers_without_the_lazy_stdlib_modules(env):
+    out, loaded = _modules_after_hook(env, {"session_id": "cold-1", "hook_event_name": "UserPromptSubmit",
+                                             "prompt": "daily snapshots retention"})
+    assert b"Relevant Memory Context" in out
+    assert loaded == []
+
+
+def test_library_logger_is_quiet_when_logging_is_imported_later():
+    code = ("import sys\nimport vaultrag\nassert 'logging' not in sys.modules\nimport logging\n"
+            "hs = logging.getLogger('vaultrag').handlers\n"
+            "print(len(hs), type(hs[0]).__name__ if hs else '')\n"
+            "logging.getLogger('vaultrag.x').warning('must not reach stderr')\n")
+    p = subprocess.run([sys.executable, "-I", "-c", code], capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.split() == ["1", "NullHandler"]
+    assert "must not reach stderr" not in p.stderr
+
+
+def test_library_logger_is_quiet_when_logging_came_first():
+    code = ("import logging\nimport vaultrag\n"
+            "print(sum(isinstance(h, logging.NullHandler) for h in logging.getLogger('vaultrag').handlers))\n")
+    p = subprocess.run([sys.executable, "-I", "-c", code], capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.strip() == "1"
+
+
+def test_builtin_sha256_matches_hashlib():
+    for data in (b"", b"abc", "Grüße, 世界".encode(), bytes(range(256)) * 1000):
+        assert sha256(data).hexdigest() == hashlib.sha256(data).hexdigest()
+    h = sha256(b"part one, ")
+    h.update(b"part two")
+    assert h.digest() == hashlib.sha256(b"part one, part two").digest()
+
+
+def test_cli_logging_configuration_waits_for_the_import():
+    code = ("import sys\nimport vaultrag\n"
+            "vaultrag._when_logging(lambda logging: logging.basicConfig(format='%(levelname)s %(name)s: %(message)s'))\n"
+            "assert 'logging' not in sys.modules\n"
+            "import logging\nlogging.getLogger('vaultrag.x').warning('shown')\n")
+    p = subprocess.run([sys.executable, "-I", "-c", code], capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0, p.stderr
+    assert p.stderr.strip() == "WARNING vaultrag.x: shown"
+
+
+def test_search_cli_does_not_import_logging(env):
+    code = ("import sys\nfrom vaultrag.cli import main\n"
+            "rc = main(['search', 'daily snapshots retention', '--json'])\n"
+            "print('logging' in sys.modules, file=sys.stderr)\nsys.exit(rc)\n")
+    p = subprocess.run([sys.executable, "-I", "-c", code], capture_output=True, text=True, env=env, timeout=60)
+    assert p.returncode == 0, p.stderr
+    assert json.loads(p.stdout)["status"] == "ok"
+    assert p.stderr.strip().splitlines()[-1] == "False"
+
+
+def test_identity_header_is_the_json_of_the_environment(monkeypatch):
+    from vaultrag.serve_client import IDENTITY_ENV, identity
+
+    values = ['/tmp/a "quoted" \\ path', "/home/jürgen/Notizen/日本語 🗒", "/tmp/tab\there\nnl\x7f"]
+    for key, value in zip(IDENTITY_ENV, values):
+        monkeypatch.setenv(key, value)
+    header = identity()
+    assert header.isascii()
+    assert json.loads(header) == dict(zip(IDENTITY_ENV, values))
+    assert list(json.loads(header)) == sorted(IDENTITY_ENV)
+    monkeypatch.delenv(IDENTITY_ENV[0])
+    assert json.loads(identity()) == dict(zip(IDENTITY_ENV[1:], values[1:]))
+    for key in IDENTITY_ENV:
+        monkeypatch.delenv(key, raising=False)
+    assert identity() == "{}"
+
+
+def test_forwarding_imports_neither_json_nor_signal():
+    code = ("import sys\nimport vaultrag.hooks, vaultrag.serve_client\n"
+            "vaultrag.serve_client.identity()\n"
+            "print(sorted(m for m in ('json', 'signal', 'logging', 'hashlib') if m in sys.modules))\n")
+    p = subprocess.run([sys.executable, "-I", "-c", code], capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.strip() == "[]"
