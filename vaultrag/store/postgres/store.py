@@ -13,7 +13,7 @@ from typing import Iterable, Iterator, Sequence
 
 from ...errors import IndexMissing
 from ..base import FileRecord, FileWrite, IndexMeta, LinkOut, Store, StoredChunk, Term, meta_from_strings, meta_to_strings
-from . import analyzer, schema
+from . import analyzer, lexical, schema
 from .connection import connect, ensure_schema, redact, release, _ready
 
 log = logging.getLogger(__name__)
@@ -59,6 +59,7 @@ class PgStore(Store):
         self.vec_error = None
         self._meta: IndexMeta | None = None
         self._df: dict[Term, int] = {}  # term -> chunks holding it, counted by the last lexical()
+        self._lexemes_stale = False  # a deferred (rebuild) writer counts the vocabulary once, in optimize()
         self.conn = connect(location)
         try:
             version = ensure_schema(location, self.conn, create=not readonly) if location not in _ready \
@@ -66,6 +67,10 @@ class PgStore(Store):
             if version == 0:
                 raise IndexMissing(f"no vaultrag index in {redact(location)}; build one with: vaultrag reindex "
                                    f"--store URL --collection {self.names[0]}")
+            if version < schema.SCHEMA_VERSION:  # readers do not migrate (their role may not write)
+                raise IndexMissing(f"the vaultrag schema in {redact(location)} is version {version}, this vaultrag "
+                                   f"needs {schema.SCHEMA_VERSION}: run vaultrag reindex --store URL --collection "
+                                   f"{self.names[0]} once (it migrates the database)")
             self.schema_version = version
             if readonly:
                 self._refresh()
@@ -174,6 +179,8 @@ class PgStore(Store):
             "WHERE f.gen = %s AND f.path = %s GROUP BY f.id", (self.gen, path)).fetchone()
         if row is None:
             return False
+        if not self.defer_index:
+            self._lexemes_remove(row[0])
         self.conn.execute("DELETE FROM files WHERE id = %s", (row[0],))  # cascades chunks, links, keys
         self.conn.execute("UPDATE generations SET chunks = chunks - %s, tokens = tokens - %s WHERE id = %s",
                           (row[1], row[2], self.gen))
@@ -201,6 +208,10 @@ class PgStore(Store):
                         break
         self.conn.execute("UPDATE generations SET chunks = chunks + %s, tokens = tokens + %s WHERE id = %s",
                           (len(ids), sum(a.tokens for a in lex), self.gen))
+        if self.defer_index:
+            self._lexemes_stale = True
+        elif ids:
+            self.conn.execute(schema.LEXEMES_ADD, {"gen": self.gen, "file_id": file_id})
         with self.conn.cursor() as cur:
             if fw.links:
                 cur.executemany(
@@ -214,6 +225,20 @@ class PgStore(Store):
                     "ON CONFLICT DO NOTHING",
                     [(self.gen, file_id, key, kind, ids[pos] if pos is not None else 0) for key, kind, pos in fw.keys])
         return len(ids)
+
+    def _lexemes_remove(self, file_id: int) -> None:
+        """The vocabulary without one file's chunks (before they are deleted)."""
+        rows = self.conn.execute(schema.LEXEMES_REMOVE, {"gen": self.gen, "file_id": file_id}).fetchall()
+        gone = [lx for lx, df in rows if df <= 0]
+        if gone:
+            self.conn.execute("DELETE FROM lexemes WHERE gen = %s AND lexeme = ANY(%s) AND df <= 0", (self.gen, gone))
+
+    def recount_lexemes(self) -> None:
+        """Count this generation's vocabulary from its tsvectors (after a bulk load; a repair)."""
+        with self.conn.transaction():
+            self.conn.execute("DELETE FROM lexemes WHERE gen = %s", (self.gen,))
+            self.conn.execute(schema.LEXEMES_RECOUNT, {"gens": [self.gen]})
+        self._lexemes_stale = False
 
     # -- vectors (write side) ----------------------------------------------------------------
     def has_vectors(self) -> bool:
@@ -257,12 +282,19 @@ class PgStore(Store):
 
     # -- maintenance -------------------------------------------------------------------------
     def optimize(self, *, compact: bool = False) -> None:
-        """Build a deferred HNSW index (after a rebuild's bulk load) and refresh planner statistics."""
+        """Build a deferred HNSW index and vocabulary (after a rebuild's bulk load) and refresh planner
+        statistics."""
+        if self._lexemes_stale:
+            self.recount_lexemes()
+        # GIN's pending list (fast inserts) is read sequentially by every search until merged:
+        # 260 pending pages made a 4-term lookup at tldr scale take 25 ms instead of 4.
+        self.conn.execute("SELECT gin_clean_pending_list('chunks_tsv'::regclass)")
         dim = self.meta().vector_dim
         if dim is not None:
             self.conn.execute(schema.hnsw_index_sql(self.gen, dim))
         if compact:
             self.conn.execute("ANALYZE chunks")
+            self.conn.execute("ANALYZE lexemes")
 
     def counts(self) -> dict[str, int]:
         gens = list(self.gens)
@@ -334,35 +366,25 @@ class PgStore(Store):
     # -- read side: lexical ------------------------------------------------------------------
     def lexical(self, terms: Sequence[Term], limit: int, weights: tuple[float, float, float]) -> list[tuple[int, float]]:
         terms = analyzer.flatten(terms)  # typo alternatives score as terms of their own (as in FTS5)
-        tq = analyzer.tsquery(terms)
-        if not tq or limit <= 0:
+        if not terms or limit <= 0:
             return []
-        cols: dict[str, list] = {"i": [], "j": [], "n": [], "lex": [], "pre": []}
-        for i, term in enumerate(terms):
-            parts = analyzer.query_lexemes(term).parts
-            for j, part in enumerate(parts):
-                for key, value in zip(cols, (i, j, len(parts), part, term.prefix and j == len(parts) - 1)):
-                    cols[key].append(value)
+        gens = list(self.gens)
+        stats = lexical.term_stats(self.conn, gens, terms)
+        for term, st in zip(terms, stats):  # for doc_freq() during this search (the evidence gate)
+            self._df[term] = st.df
         nrows, avgdl = self._stats()
-        params = {**cols, "gens": list(self.gens), "tq": tq, "wa": float(weights[0]), "wb": float(weights[1]),
-                  "wc": float(weights[2]), "nrows": nrows, "avgdl": avgdl, "k1": schema.BM25_K1, "b": schema.BM25_B,
-                  "limit": limit}
-        rows = self.conn.execute(schema.LEXICAL_SQL, params).fetchall()
-        if rows:  # document frequencies of single-lexeme terms, for doc_freq() during this search
-            found = dict(zip(rows[0][2] or (), rows[0][3] or ()))
-            for i, term in enumerate(terms):
-                if len(analyzer.query_lexemes(term).parts) == 1:
-                    self._df[term] = int(found.get(i, 0))
-        return [(r[0], float(r[1])) for r in rows]
+        return lexical.bm25(self.conn, gens, terms, stats, nrows, avgdl, limit, weights)
 
     def doc_freq(self, term: Term, cap: int) -> int:
         if term in self._df:  # counted by lexical() in this search
             return min(self._df[term], cap)
-        tq = analyzer.tsquery([term])
-        if not tq:
-            return 0
-        return self.conn.execute("SELECT count(*) FROM (SELECT 1 FROM chunks WHERE gen = ANY(%s) AND tsv @@ %s::tsquery "
-                                 "LIMIT %s) s", (list(self.gens), tq, cap)).fetchone()[0]
+        terms = analyzer.flatten([term])
+        if len(terms) == 1:  # the vocabulary table (a prefix or phrase: counted over GIN there)
+            return min(lexical.term_stats(self.conn, list(self.gens), terms)[0].df, cap)
+        tq = analyzer.tsquery([term])  # a typo group: chunks holding any of its forms
+        return 0 if not tq else self.conn.execute(
+            "SELECT count(*) FROM (SELECT 1 FROM chunks WHERE gen = ANY(%s) AND tsv @@ %s::tsquery LIMIT %s) s",
+            (list(self.gens), tq, cap)).fetchone()[0]
 
     def contains(self, terms: Sequence[Term], ids: Sequence[int]) -> set[int]:
         tq = analyzer.tsquery(terms)
