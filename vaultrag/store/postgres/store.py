@@ -383,6 +383,27 @@ class PgStore(Store):
             "SELECT count(*) FROM (SELECT 1 FROM chunks WHERE gen = ANY(%s) AND tsv @@ %s::tsquery LIMIT %s) s",
             (list(self.gens), tq, cap)).fetchone()[0]
 
+    # -- read side: vocabulary (typo tolerance), from the `lexemes` table
+    def stem(self, words: Sequence[str]) -> dict[str, str]:
+        out = {}
+        for w in words:
+            parts = analyzer.query_lexemes(Term(w)).parts
+            if parts:
+                out[w] = parts[0]
+        return out
+
+    def near_terms(self, term: str, max_distance: int, limit: int) -> list[tuple[str, int, int]]:
+        """As the SQLite store's (vocab.py): index terms sharing the first max_distance + 1 letters,
+        of similar length, within the edit distance; nearest first, then commonest."""
+        if not term:
+            return []
+        lo = term[:max_distance + 1]
+        rows = self.conn.execute(
+            "SELECT lexeme, sum(df)::bigint FROM lexemes WHERE gen = ANY(%s) AND lexeme >= %s COLLATE \"C\" AND "
+            "lexeme < %s COLLATE \"C\" AND length(lexeme) BETWEEN %s AND %s AND df > 0 GROUP BY lexeme",
+            (list(self.gens), lo, lexical.successor(lo), len(term) - max_distance, len(term) + max_distance))
+        return lexical.near_lexemes(term, max_distance, limit, [(lx, int(df)) for lx, df in rows])
+
     def contains(self, terms: Sequence[Term], ids: Sequence[int]) -> set[int]:
         tq = analyzer.tsquery(terms)
         if not tq or not ids:
