@@ -48,7 +48,9 @@ FILES_PER_GROUP = 128
 EMBED_HASH_HEX = 16
 # Bump when the stored form of chunks changes (FTS transform, key normalisation, embed input):
 # a new value re-processes every file on the next reindex.
-INDEX_FORMAT = "1"
+# "2" (issue 20): terms made by script (marks kept, fold, stems): PostgreSQL's stored tsvectors are
+# remade from the vault (SQLite's schema version 4 rebuilds its index anyway).
+INDEX_FORMAT = "2"
 # Meta row: a digest of the stored paths whose names this vaultrag scrubbed (stored_path) when it
 # wrote them. While it matches the index, a file whose real path is stored as itself and whose
 # (mtime, size) still match is skipped without scrubbing its name again; a row written otherwise (an

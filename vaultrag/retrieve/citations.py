@@ -157,7 +157,7 @@ def locate_session(ch: StoredChunk, root: Path | None, origin: dict,
         return None
     if data is False:  # a link, a special file, too big, unreadable: the index's copy
         return stored_copy(ch)
-    if hashlib.sha256(data[start:ch.size]).hexdigest() == ch.file_hash:
+    if sha256(data[start:ch.size]).hexdigest() == ch.file_hash:
         return FRESH, ch.text, ch.line_start, ch.line_end
     uuid = (origin.get("message_uuid") or "").encode()
     if uuid and (b'"uuid":"' + uuid + b'"' in data or b'"uuid": "' + uuid + b'"' in data):

@@ -367,7 +367,7 @@ class Store(ABC):
     def near_terms(self, term: str, max_distance: int, limit: int) -> list[tuple[str, int, int]]:
         """(index term, edit distance, chunk count) of the index terms within `max_distance` of
         `term` (a stemmed term), nearest first, then commonest; [] when the backend has no
-        vocabulary to search (PostgreSQL: typo tolerance is not supported there)."""
+        vocabulary to search (both backends have one)."""
         return []
 
     # -- read side: vectors

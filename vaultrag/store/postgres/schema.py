@@ -93,6 +93,28 @@ BASE: tuple[str, ...] = (
     )""",
     "CREATE INDEX keys_key ON keys (gen, key)",
 )
+# The vocabulary: per generation, each lexeme and how many chunks hold it (BM25's document
+# frequencies and prefix expansion without a GIN count; store/postgres/lexical.py). Kept in step
+# with every write; a rebuild counts it once after its bulk load (LEXEMES_RECOUNT).
+LEXEMES_TABLE = """CREATE TABLE lexemes (
+    gen bigint NOT NULL REFERENCES generations(id) ON DELETE CASCADE,
+    lexeme text COLLATE "C" NOT NULL,  -- byte order: a prefix's lexemes are one index range
+    df integer NOT NULL,
+    PRIMARY KEY (gen, lexeme)
+)"""
+LEXEMES_RECOUNT = """INSERT INTO lexemes (gen, lexeme, df)
+SELECT c.gen, u.lexeme, count(*) FROM chunks c CROSS JOIN LATERAL unnest(c.tsv) AS u(lexeme, positions, weights)
+WHERE c.gen = ANY(%(gens)s) GROUP BY c.gen, u.lexeme"""
+# One file's chunks added (+1) or about to be removed (-1).
+LEXEMES_ADD = """INSERT INTO lexemes (gen, lexeme, df)
+SELECT %(gen)s, u.lexeme, count(*) FROM chunks c CROSS JOIN LATERAL unnest(c.tsv) AS u(lexeme, positions, weights)
+WHERE c.file_id = %(file_id)s GROUP BY u.lexeme
+ON CONFLICT (gen, lexeme) DO UPDATE SET df = lexemes.df + excluded.df"""
+LEXEMES_REMOVE = """UPDATE lexemes l SET df = l.df - s.n FROM (
+    SELECT u.lexeme, count(*) AS n FROM chunks c CROSS JOIN LATERAL unnest(c.tsv) AS u(lexeme, positions, weights)
+    WHERE c.file_id = %(file_id)s GROUP BY u.lexeme) s
+WHERE l.gen = %(gen)s AND l.lexeme = s.lexeme RETURNING l.lexeme, l.df"""
+
 MIGRATIONS: tuple[tuple[str, ...], ...] = (
     # 1 -> 2 (issue 17): the scope and origin (JSON) of chunks that do not come from a vault file
     # (transcript messages); chunk ids are one sequence for the database, so no generation column.
@@ -101,6 +123,8 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         scope text NOT NULL,
         origin text NOT NULL
     )""",),
+    (LEXEMES_TABLE,  # 2 -> 3: the vocabulary table, counted from the tsvectors already stored
+     LEXEMES_RECOUNT.replace("WHERE c.gen = ANY(%(gens)s) ", "")),
 )
 SCHEMA_VERSION = 1 + len(MIGRATIONS)
 # Serialises schema creation and migration between processes (pg_advisory_xact_lock key).
@@ -135,34 +159,3 @@ def knn_sql(gen: int, dim: int) -> str:
     return (f"SELECT id, {expr} <=> %(v)s::{VECTOR_TYPE}({int(dim)}) AS d FROM chunks "
             f"WHERE gen = {int(gen)} AND embedding IS NOT NULL ORDER BY {expr} <=> %(v)s::{VECTOR_TYPE}({int(dim)}) "
             f"LIMIT %(k)s")
-
-
-# BM25 as FTS5's bm25() computes it (k1 = 1.2, b = 0.75, IDF floor 1e-6, phrase frequency = the
-# column-weighted count of occurrences, document length = tokens in all columns), over the chunks
-# GIN finds for the OR of the terms. A term the tokenizer split into several lexemes (a phrase)
-# counts as its rarest part, present only where every part is. Every row also carries each term's
-# document frequency (computed anyway): the evidence gate asks for it next, and a second count
-# over GIN would cost as much as the ranking itself at tldr scale.
-BM25_K1 = 1.2
-BM25_B = 0.75
-LEXICAL_SQL = """
-WITH q(i, j, n, lex, pre) AS (
-    SELECT * FROM unnest(%(i)s::int[], %(j)s::int[], %(n)s::int[], %(lex)s::text[], %(pre)s::bool[])),
-c AS MATERIALIZED (
-    SELECT id, tsv, ntok FROM chunks WHERE gen = ANY(%(gens)s) AND tsv @@ %(tq)s::tsquery),
-p AS (
-    SELECT c.id, c.ntok, q.i, q.j, q.n,
-           sum(CASE w WHEN 'A' THEN %(wa)s::float8 WHEN 'B' THEN %(wb)s::float8 ELSE %(wc)s::float8 END) AS f
-    FROM c CROSS JOIN LATERAL unnest(c.tsv) AS u(lexeme, positions, weights)
-    JOIN q ON u.lexeme = q.lex OR (q.pre AND starts_with(u.lexeme, q.lex))
-    CROSS JOIN LATERAL unnest(u.weights) AS w
-    GROUP BY c.id, c.ntok, q.i, q.j, q.n),
-t AS (SELECT id, ntok, i, min(f) AS f FROM p GROUP BY id, ntok, i, n HAVING count(*) = n),
-d AS (SELECT i, count(*) AS df FROM t GROUP BY i)
-SELECT t.id, sum(greatest(ln((%(nrows)s::float8 - d.df + 0.5) / (d.df + 0.5)), 1e-6)
-                 * t.f * (%(k1)s::float8 + 1) / (t.f + %(k1)s::float8 * (1 - %(b)s::float8
-                 + %(b)s::float8 * t.ntok / %(avgdl)s::float8))) AS s,
-       (SELECT array_agg(i ORDER BY i) FROM d) AS df_terms, (SELECT array_agg(df ORDER BY i) FROM d) AS dfs
-FROM t JOIN d USING (i)
-GROUP BY t.id ORDER BY s DESC, t.id LIMIT %(limit)s
-"""

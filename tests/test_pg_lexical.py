@@ -1,0 +1,125 @@
+"""PostgreSQL lexical path: the vocabulary table stays equal to a recount of the stored tsvectors
+through edits, deletes and rebuilds, and pruned BM25 (candidates by the rarest terms) ranks
+exactly as FTS5's bm25() does over the same notes."""
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from conftest import write_notes
+from pg_fixtures import pg_server, pg_url  # noqa: F401  (fixtures)
+from vaultrag.config import load_config
+from vaultrag.indexer import reindex
+from vaultrag.retrieve.channels import BM25_WEIGHTS, build_fts_query
+from vaultrag.store import open_store
+from vaultrag.store.postgres import analyzer, lexical, schema
+
+RECOUNT = ("SELECT u.lexeme, count(*) FROM chunks c CROSS JOIN LATERAL unnest(c.tsv) AS u(lexeme, positions, weights) "
+           "WHERE c.gen = %s GROUP BY u.lexeme")
+
+
+def _vocabulary(store) -> tuple[dict[str, int], dict[str, int]]:
+    """(the table, a recount from the tsvectors) for the store's live generation."""
+    table = dict(store.conn.execute("SELECT lexeme, df FROM lexemes WHERE gen = %s", (store.gen,)).fetchall())
+    return table, dict(store.conn.execute(RECOUNT, (store.gen,)).fetchall())
+
+
+def test_vocabulary_matches_a_recount_after_edits_deletes_and_rebuild(vault, pg_url):
+    cfg = load_config(vault=str(vault), store=pg_url, collection="notes")
+    reindex(cfg)
+    with open_store(cfg, readonly=True) as s:
+        table, recount = _vocabulary(s)
+    assert table == recount and len(table) > 50
+    notes = sorted(vault.rglob("*.md"))
+    notes[0].write_text(notes[0].read_text(encoding="utf-8") + "\n\nQuokkas quokka zygomorphic edit.\n",
+                        encoding="utf-8")
+    notes[1].unlink()
+    write_notes(vault, {"New note.md": "# New note\n\nA zygomorphic flower, and a quokka.\n"})
+    reindex(cfg)
+    with open_store(cfg, readonly=True) as s:
+        table, recount = _vocabulary(s)
+        assert table == recount and table["quokka"] == 2  # lexemes as the index stems them
+        assert min(table.values()) > 0  # a lexeme whose last chunk went is removed
+        assert s.doc_freq(build_fts_query("zygomorphic", s).terms[0], 100) == 2
+    notes[0].unlink()
+    reindex(cfg, full=True)  # a rebuild counts its generation once, after the bulk load
+    with open_store(cfg, readonly=True) as s:
+        table, recount = _vocabulary(s)
+        assert table == recount and table["quokka"] == 1
+        gens = s.conn.execute("SELECT count(DISTINCT gen) FROM lexemes").fetchone()[0]
+        assert gens == 1  # the replaced generation's vocabulary went with it
+
+
+def test_migration_counts_the_vocabulary_of_an_existing_index(vault, pg_url):
+    cfg = load_config(vault=str(vault), store=pg_url, collection="notes")
+    reindex(cfg)
+    with open_store(cfg) as s:  # back to schema 1, as a database built before the table existed
+        s.conn.execute("DROP TABLE lexemes")
+        s.conn.execute("UPDATE vaultrag_schema SET version = 1")
+    from vaultrag.store.postgres import connection
+
+    connection._ready.clear()
+    with pytest.raises(Exception, match="reindex"):
+        open_store(cfg, readonly=True)  # a reader says what to do, it does not migrate
+    with open_store(cfg, readonly=False) as s:  # a writer migrates
+        table, recount = _vocabulary(s)
+    assert table == recount and table
+
+
+class _Spy:
+    """A connection that records which candidate query each scoring statement used."""
+
+    def __init__(self, conn):
+        self.conn, self.candidates = conn, []
+
+    def execute(self, sql, params=None):
+        if params and "tqall" in params:
+            self.candidates.append(params["tq"] == params["tqall"])
+        return self.conn.execute(sql, params)
+
+
+@pytest.fixture
+def corpus(tmp_path, pg_url):
+    """60 notes: 'common' in all of them, 'rare' words in a few, lengths and repeats varied."""
+    rng = random.Random(5)
+    filler = "lorem ipsum dolor sit amet consectetur adipiscing elit sed".split()
+    notes = {}
+    for i in range(60):
+        words = [rng.choice(filler) for _ in range(rng.randint(5, 60))] + ["common"] * rng.randint(1, 3)
+        if i % 4 == 0:
+            words += ["quokka"] * rng.randint(1, 3)
+        if i % 7 == 0:
+            words += ["zygomorphic", "quokkas"]
+        rng.shuffle(words)
+        notes[f"n{i:02d}.md"] = f"# Note {i}\n\n{' '.join(words)}\n"
+    vault = write_notes(tmp_path / "v", notes)
+    sq = load_config(vault=str(vault), db=str(tmp_path / "i.sqlite"))
+    pg = load_config(vault=str(vault), store=pg_url, collection="v")
+    reindex(sq)
+    reindex(pg)
+    return sq, pg
+
+
+@pytest.mark.parametrize("q,limit", [("common quokka zygomorphic", 5), ("common quokka", 10), ("common quokka", 30),
+                                     ("zygomorphic common", 3), ("quokk common", 5)])
+def test_pruned_bm25_ranks_as_fts5_does(corpus, q, limit, monkeypatch):
+    monkeypatch.setattr(lexical, "PRUNE_CANDIDATES", 20)  # the 60 'common' chunks are never candidates first
+    sq, pg = corpus
+    with open_store(sq) as a, open_store(pg) as b:
+        terms = build_fts_query(q, a).terms
+        if q.startswith("quokk"):
+            terms = (terms[0].__class__("quokk", prefix=True),) + terms[1:]
+        want = a.lexical(terms, limit, BM25_WEIGHTS)
+        flat = analyzer.flatten(terms)
+        stats = lexical.term_stats(b.conn, list(b.gens), flat)
+        spy = _Spy(b.conn)
+        got = lexical.bm25(spy, list(b.gens), flat, stats, *b._stats(), limit, BM25_WEIGHTS)
+        key = lambda s, hits: [s.chunks_by_id([c])[c].path for c, _ in hits]  # noqa: E731
+        assert key(a, want) == key(b, got)
+        assert all(abs(x - y) < 1e-6 * max(1.0, abs(x)) for (_, x), (_, y) in zip(want, got))
+        assert spy.candidates[0] is False  # the first try read the rare terms' chunks only
+        if q == "common quokka zygomorphic":
+            assert spy.candidates == [False]  # ... and its bound held: no second query
+        assert b.lexical(terms, limit, BM25_WEIGHTS) == got
+    assert schema.SCHEMA_VERSION >= 2
