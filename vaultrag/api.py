@@ -145,7 +145,7 @@ def resolve_note(cfg: Config, path: Any) -> tuple[Path, str]:
 
     Refused: absolute paths, `..`, hidden or excluded folders, symlinks anywhere on the way (the
     resolved file must be exactly the joined path), anything but a regular Markdown file."""
-    from .indexer import MARKDOWN_SUFFIXES, _excluded, _included
+    from .scan import MARKDOWN_SUFFIXES, excluded as _excluded, included as _included
     from .config import ALWAYS_EXCLUDED
 
     if not isinstance(path, str) or not path.strip() or "\x00" in path or len(path) > 1024:

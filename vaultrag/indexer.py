@@ -25,8 +25,7 @@ from . import __version__, chunker, markdown
 from .config import Config
 from .errors import VaultNotFound
 from .paths import KEY_META, display_path, new_key, resolve, shown_part, stored_path
-from .scan import MARKDOWN_SUFFIXES, allowed, exclude_patterns, scan
-from .scan import excluded as _excluded, included as _included  # noqa: F401 (api.resolve_note)
+from .scan import allowed, exclude_patterns, scan
 from .scrubber import scrub
 from .sessions import is_session_path
 from .store import ChunkRow, FileWrite, LinkRow, Store, backend_for
