@@ -21,6 +21,7 @@ from functools import lru_cache
 
 from ...textutil import CJK_RE, fts_text
 from ..base import Term
+from .bulk import tsvector_binary
 from ..sqlite.connection import sqlite_module
 from ..sqlite.schema import FTS_TOKENIZE_SQL
 
@@ -34,7 +35,7 @@ MAX_POSITION = 16383
 
 @dataclass(frozen=True)
 class Analysed:
-    tsvector: str  # tsvector input syntax: 'lexeme':1A,7A 'other':10001B
+    tsvector: bytes  # tsvector_recv's binary form (bulk.tsvector_binary), sent by COPY
     tokens: int  # document length in tokens (all columns), as FTS5 counts it
 
 
@@ -97,17 +98,17 @@ def analyse(chunks: list[tuple[str, str, str]]) -> list[Analysed]:
     rows = [(fts_text(t), fts_text(h), fts_text(c)) for t, h, c in chunks]
     out = []
     for columns in _tokenizer().tokens(rows):
-        positions: dict[str, list[str]] = {}
+        positions: dict[str, list[tuple[int, str]]] = {}
         count = 0
         for col, toks in enumerate(columns):
             base, weight = COLUMN_BASE[col], COLUMN_WEIGHTS[col]
             count += len(toks)
             for off, tok in enumerate(toks):
                 pos = min(MAX_POSITION, base + off + 1)
-                positions.setdefault(tok, []).append(f"{pos}{weight}")
+                positions.setdefault(tok, []).append((pos, weight))
                 if off + 1 < len(toks) and _is_cjk_char(tok) and _is_cjk_char(toks[off + 1]):
-                    positions.setdefault(tok + toks[off + 1], []).append(f"{pos}{weight}")
-        out.append(Analysed(" ".join(f"{_quote(lex)}:{','.join(p)}" for lex, p in positions.items()), count))
+                    positions.setdefault(tok + toks[off + 1], []).append((pos, weight))
+        out.append(Analysed(tsvector_binary(positions), count))
     return out
 
 

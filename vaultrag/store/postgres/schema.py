@@ -105,10 +105,10 @@ LEXEMES_TABLE = """CREATE TABLE lexemes (
 LEXEMES_RECOUNT = """INSERT INTO lexemes (gen, lexeme, df)
 SELECT c.gen, u.lexeme, count(*) FROM chunks c CROSS JOIN LATERAL unnest(c.tsv) AS u(lexeme, positions, weights)
 WHERE c.gen = ANY(%(gens)s) GROUP BY c.gen, u.lexeme"""
-# One file's chunks added (+1) or about to be removed (-1).
+# A group of files' chunks added (+1), or one file's about to be removed (-1).
 LEXEMES_ADD = """INSERT INTO lexemes (gen, lexeme, df)
 SELECT %(gen)s, u.lexeme, count(*) FROM chunks c CROSS JOIN LATERAL unnest(c.tsv) AS u(lexeme, positions, weights)
-WHERE c.file_id = %(file_id)s GROUP BY u.lexeme
+WHERE c.file_id = ANY(%(file_ids)s) GROUP BY u.lexeme
 ON CONFLICT (gen, lexeme) DO UPDATE SET df = lexemes.df + excluded.df"""
 LEXEMES_REMOVE = """UPDATE lexemes l SET df = l.df - s.n FROM (
     SELECT u.lexeme, count(*) AS n FROM chunks c CROSS JOIN LATERAL unnest(c.tsv) AS u(lexeme, positions, weights)

@@ -9,27 +9,18 @@ from __future__ import annotations
 
 import logging
 import math
+from contextlib import contextmanager
 from typing import Iterable, Iterator, Sequence
 
 from ...errors import IndexMissing
 from ..base import FileRecord, FileWrite, IndexMeta, LinkOut, Store, StoredChunk, Term, meta_from_strings, meta_to_strings
-from . import analyzer, lexical, schema
+from . import analyzer, bulk, lexical, schema
 from .connection import connect, ensure_schema, redact, release, _ready
 
 log = logging.getLogger(__name__)
 
 _CHUNK_COLS = ("c.id, c.file_id, f.path, f.title, f.hash, f.mtime_ns, f.size, c.section_index, c.chunk_index, "
                "c.heading_path, c.context, c.text, c.line_start, c.line_end, c.content_hash, c.tokens, c.block_ids")
-INSERT_FILE = """INSERT INTO files (gen, path, mtime_ns, size, hash, title, note_type, stem_key)
-VALUES (%s, %s, %s, %s, %s, %s, %s, %s)
-RETURNING id, ARRAY(SELECT nextval(pg_get_serial_sequence('chunks', 'id')) FROM generate_series(1, %s))"""
-INSERT_CHUNK = """INSERT INTO chunks (id, gen, file_id, section_index, chunk_index, heading_path, context, text,
-line_start, line_end, content_hash, embed_hash, tokens, block_ids, ntok, tsv, embedding)
-VALUES (%(id)s, %(gen)s, %(file_id)s, %(section_index)s, %(chunk_index)s, %(heading_path)s, %(context)s, %(text)s,
-%(line_start)s, %(line_end)s, %(content_hash)s, %(embed_hash)s, %(tokens)s, %(block_ids)s, %(ntok)s,
-%(tsv)s::tsvector, %(embedding)s::halfvec)"""
-
-
 # Reading several collections at once, each chunk names its vault folder (citations re-read files there).
 _ROOT_COL = ", (SELECT m.value FROM meta m WHERE m.gen = c.gen AND m.key = 'vault')"
 
@@ -63,6 +54,8 @@ class PgStore(Store):
         self._meta: IndexMeta | None = None
         self._df: dict[Term, int] = {}  # term -> chunks holding it, counted by the last lexical()
         self._lexemes_stale = False  # a deferred (rebuild) writer counts the vocabulary once, in optimize()
+        self._pending: list[bulk.Pending] = []  # notes written in the open transaction, sent by COPY at its end
+        self._depth = 0  # open transaction() blocks
         self.conn = connect(location)
         try:
             version = ensure_schema(location, self.conn, create=not readonly) if location not in _ready \
@@ -102,8 +95,35 @@ class PgStore(Store):
             release(self.url, self.conn)
             self.conn = None
 
+    @contextmanager
     def transaction(self):
-        return self.conn.transaction()
+        """A transaction; the notes written inside it go to the server as one COPY per table just
+        before it commits (bulk.py). An error drops them with the rest of the transaction."""
+        with self.conn.transaction():
+            self._depth += 1
+            try:
+                yield
+                self._flush()
+            except BaseException:
+                self._pending = []
+                raise
+            finally:
+                self._depth -= 1
+
+    def _flush(self) -> None:
+        """Send the buffered notes (inside the open transaction) and account for them."""
+        if not self._pending:
+            return
+        pending, self._pending = self._pending, []
+        file_ids = bulk.flush(self.conn, self.gen, pending)
+        nchunks = sum(len(p.fw.chunks) for p in pending)
+        with self.conn.pipeline(), self.conn.cursor() as cur:
+            cur.execute("UPDATE generations SET chunks = chunks + %s, tokens = tokens + %s WHERE id = %s",
+                        (nchunks, sum(sum(p.ntoks) for p in pending), self.gen))
+            if nchunks and not self.defer_index:
+                cur.execute(schema.LEXEMES_ADD, {"gen": self.gen, "file_ids": file_ids})
+        if self.defer_index and nchunks:
+            self._lexemes_stale = True
 
     @property
     def location(self) -> str:
@@ -168,6 +188,7 @@ class PgStore(Store):
 
     # -- documents ---------------------------------------------------------------------------
     def files(self) -> dict[str, FileRecord]:
+        self._flush()
         rows = self.conn.execute("SELECT id, path, mtime_ns, size, hash FROM files WHERE gen = ANY(%s)",
                                  (list(self.gens),))
         return {r[1]: FileRecord(r[0], r[1], r[2], r[3], bytes(r[4]).hex()) for r in rows}
@@ -177,6 +198,8 @@ class PgStore(Store):
                           (mtime_ns, size, self.gen, path))
 
     def delete_file(self, path: str) -> bool:
+        if any(p.fw.path == path for p in self._pending):  # written earlier in this transaction
+            self._flush()
         row = self.conn.execute(
             "SELECT f.id, count(c.id), coalesce(sum(c.ntok), 0) FROM files f LEFT JOIN chunks c ON c.file_id = f.id "
             "WHERE f.gen = %s AND f.path = %s GROUP BY f.id", (self.gen, path)).fetchone()
@@ -190,41 +213,19 @@ class PgStore(Store):
         return True
 
     def write_file(self, fw: FileWrite, vectors: Sequence[object | None] | None) -> int:
+        """Buffered until the transaction commits (one COPY per table for the whole group); outside
+        a transaction, written at once."""
         self.delete_file(fw.path)
         lex = analyzer.analyse([(ch.search_text or ch.text, ch.heading_path, ch.context) for ch in fw.chunks])
-        # The file row and its chunks' ids in one round trip; then every other statement in one
-        # pipeline (one network wait per note instead of one per statement).
-        file_id, ids = self.conn.execute(INSERT_FILE, (self.gen, fw.path, fw.mtime_ns, fw.size, bytes.fromhex(fw.hash),
-                                                      fw.title, fw.note_type, fw.stem_key, len(fw.chunks))).fetchone()
-        ids = list(ids or ())
-        params = [{**ch.__dict__, "id": ids[pos], "gen": self.gen, "file_id": file_id,
-                   "content_hash": bytes.fromhex(ch.content_hash), "embed_hash": bytes.fromhex(ch.embed_hash),
-                   "ntok": a.tokens, "tsv": a.tsvector, "embedding": vectors[pos] if vectors is not None else None}
-                  for pos, (ch, a) in enumerate(zip(fw.chunks, lex))]
-        with self.conn.pipeline(), self.conn.cursor() as cur:
-            if params:
-                cur.executemany(INSERT_CHUNK, params)
-            cur.execute("UPDATE generations SET chunks = chunks + %s, tokens = tokens + %s WHERE id = %s",
-                        (len(ids), sum(a.tokens for a in lex), self.gen))
-            if ids and not self.defer_index:
-                cur.execute(schema.LEXEMES_ADD, {"gen": self.gen, "file_id": file_id})
-            if fw.links:
-                cur.executemany(
-                    "INSERT INTO links (file_id, chunk_id, target, target_key, anchor, kind, text, line) "
-                    "VALUES (%s, %s, %s, %s, %s, %s, %s, %s)",
-                    [(file_id, ids[ln.chunk_pos] if ln.chunk_pos is not None else None, ln.target, ln.target_key,
-                      ln.anchor, ln.kind, ln.text, ln.line) for ln in fw.links])
-            if fw.keys:
-                cur.executemany(
-                    "INSERT INTO keys (gen, file_id, key, kind, chunk_id) VALUES (%s, %s, %s, %s, %s) "
-                    "ON CONFLICT DO NOTHING",
-                    [(self.gen, file_id, key, kind, ids[pos] if pos is not None else 0) for key, kind, pos in fw.keys])
-        if self.defer_index and ids:
-            self._lexemes_stale = True
-        return len(ids)
+        self._pending.append(bulk.Pending(fw, vectors, tuple(a.tsvector for a in lex), tuple(a.tokens for a in lex)))
+        if self._depth == 0:
+            with self.transaction():
+                pass
+        return len(fw.chunks)
 
     # -- origins (issue 17) ---------------------------------------------------------------------
     def put_origins(self, path: str, scope: str, origins: Sequence[str]) -> None:
+        self._flush()
         ids = [r[0] for r in self.conn.execute(
             "SELECT c.id FROM chunks c JOIN files f ON f.id = c.file_id WHERE f.gen = %s AND f.path = %s "
             "ORDER BY c.id", (self.gen, path))]
@@ -261,9 +262,10 @@ class PgStore(Store):
     def has_vectors(self) -> bool:
         return self._cached_meta().vector_dim is not None
 
-    def pack_vectors(self, matrix, vector_type: str) -> list[str | None]:
-        # `vector_type` (int8 | float32) is the SQLite file's storage choice; here vectors are halfvec.
-        return [vector_literal(row) for row in matrix]
+    def pack_vectors(self, matrix, vector_type: str) -> list[bytes | None]:
+        # `vector_type` (int8 | float32) is the SQLite file's storage choice; here vectors are halfvec,
+        # packed in halfvec_recv's binary form for COPY.
+        return bulk.halfvec_binary(matrix)
 
     def reset_vectors(self, dim: int, vector_type: str) -> None:
         self.conn.execute(f"DROP INDEX IF EXISTS {schema.hnsw_index_name(self.gen)}")
@@ -277,30 +279,34 @@ class PgStore(Store):
         self.conn.execute("UPDATE chunks SET embedding = NULL WHERE gen = %s AND embedding IS NOT NULL", (self.gen,))
         self.update_meta(vector_dim=None)
 
-    def vectors_by_embed_hash(self, hashes: Iterable[str]) -> dict[str, str]:
+    def vectors_by_embed_hash(self, hashes: Iterable[str]) -> dict[str, bytes]:
         wanted = [bytes.fromhex(h) for h in dict.fromkeys(hashes)]
         if not wanted or not self.has_vectors():
             return {}
-        out: dict[str, str] = {}
-        rows = self.conn.execute("SELECT embed_hash, embedding::text FROM chunks WHERE gen = %s AND embed_hash = ANY(%s) "
-                                 "AND embedding IS NOT NULL", (self.gen, wanted))
+        self._flush()
+        out: dict[str, bytes] = {}
+        rows = self.conn.execute("SELECT embed_hash, halfvec_send(embedding) FROM chunks WHERE gen = %s AND "
+                                 "embed_hash = ANY(%s) AND embedding IS NOT NULL", (self.gen, wanted))
         for h, vec in rows:
-            out.setdefault(bytes(h).hex(), vec)
+            out.setdefault(bytes(h).hex(), bytes(vec))
         return out
 
     def chunks_without_vectors(self) -> Iterator[tuple[int, str, str, str]]:
+        self._flush()
         rows = self.conn.execute("SELECT c.id, f.title, c.heading_path, c.text FROM chunks c JOIN files f ON "
                                  "f.id = c.file_id WHERE c.gen = %s AND c.embedding IS NULL ORDER BY c.id",
                                  (self.gen,)).fetchall()
         yield from ((r[0], r[1], r[2], r[3]) for r in rows)
 
     def put_vector(self, chunk_id: int, packed: object) -> None:
-        self.conn.execute("UPDATE chunks SET embedding = %s::halfvec WHERE id = %s", (packed, chunk_id))
+        text = bulk.halfvec_text(packed) if isinstance(packed, (bytes, bytearray, memoryview)) else packed
+        self.conn.execute("UPDATE chunks SET embedding = %s::halfvec WHERE id = %s", (text, chunk_id))
 
     # -- maintenance -------------------------------------------------------------------------
     def optimize(self, *, compact: bool = False) -> None:
         """Build a deferred HNSW index and vocabulary (after a rebuild's bulk load) and refresh planner
         statistics."""
+        self._flush()
         if self._lexemes_stale:
             self.recount_lexemes()
         # GIN's pending list (fast inserts) is read sequentially by every search until merged:
@@ -314,6 +320,7 @@ class PgStore(Store):
             self.conn.execute("ANALYZE lexemes")
 
     def counts(self) -> dict[str, int]:
+        self._flush()
         gens = list(self.gens)
         row = self.conn.execute(
             "SELECT (SELECT count(*) FROM files WHERE gen = ANY(%(g)s)), "
