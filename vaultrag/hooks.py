@@ -95,6 +95,16 @@ def _seen_key(hit) -> str:
 
 def context_for(query: str, session_id: str, event: str, cfg, store=None) -> str | None:
     """The hook output for `query`, or None (no evidence, or nothing new for this session)."""
+    if store is None and query.strip():  # a fresh hook process (no server answered): PostgreSQL or not
+        from .store.open import is_postgres, store_location
+
+        if is_postgres(store_location(cfg)):
+            from .store.postgres.hook_policy import in_process_refusal
+
+            why = in_process_refusal(cfg)
+            if why:
+                log_line(f"{event}: {why}")
+                return None
     import dataclasses
 
     from .render import render_context

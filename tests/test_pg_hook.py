@@ -1,0 +1,49 @@
+"""A hook process with a PostgreSQL store and no `vaultrag serve` to forward to: under the default
+deadline it fails open at once (exit 0, no output, one log line) without importing the driver;
+with a deadline long enough for the driver's import it searches the real server itself."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from pg_fixtures import pg_server, pg_url  # noqa: F401  (fixtures)
+from vaultrag.config import load_config
+from vaultrag.indexer import reindex
+from vaultrag.store.postgres.hook_policy import MIN_IN_PROCESS_DEADLINE_MS
+
+HOOK_CODE = ("import io, sys, json\n"
+             "sys.stdin = io.TextIOWrapper(io.BytesIO(json.dumps({'session_id': 'x', 'hook_event_name': "
+             "'UserPromptSubmit', 'prompt': 'daily snapshots retention backup plan'}).encode()))\n"
+             "from vaultrag.hooks import main\n"
+             "rc = main('UserPromptSubmit')\n"
+             "print(json.dumps(['psycopg' in sys.modules, rc]), file=sys.stderr)\n")
+
+
+def _run_hook(vault: Path, url: str, **env_extra) -> tuple[str, list, str]:
+    env = os.environ.copy()
+    env.update(VAULTRAG_VAULT=str(vault), VAULTRAG_STORE=url, VAULTRAG_COLLECTION="notes",
+               VAULTRAG_SOCKET=str(vault.parent / "no-server.sock"), **env_extra)
+    p = subprocess.run([sys.executable, "-I", "-c", HOOK_CODE], capture_output=True, env=env, timeout=120)
+    assert p.returncode == 0, p.stderr
+    log = Path(os.environ["XDG_STATE_HOME"]) / "vaultrag" / "hooks.log"
+    return p.stdout.decode(), json.loads(p.stderr.decode().strip().splitlines()[-1]), \
+        log.read_text(encoding="utf-8") if log.exists() else ""
+
+
+def test_pg_hook_without_server_fails_open_without_the_driver(vault, pg_url, isolated_env):
+    reindex(load_config(vault=str(vault), store=pg_url, collection="notes"))
+    out, (imported, rc), log = _run_hook(vault, pg_url, VAULTRAG_HOOK_TIMEOUT_MS=str(MIN_IN_PROCESS_DEADLINE_MS - 100))
+    assert out == "" and rc == 0
+    assert imported is False  # the ~1 s driver import was never paid
+    assert "PostgreSQL" in log and "vaultrag serve" in log and f"{MIN_IN_PROCESS_DEADLINE_MS - 100} ms" in log
+
+
+def test_pg_hook_with_a_long_deadline_searches_in_process(vault, pg_url, isolated_env):
+    reindex(load_config(vault=str(vault), store=pg_url, collection="notes"))
+    out, (imported, rc), log = _run_hook(vault, pg_url, VAULTRAG_HOOK_TIMEOUT_MS=str(MIN_IN_PROCESS_DEADLINE_MS * 5))
+    assert rc == 0 and imported is True
+    assert "Backup plan" in json.loads(out)["hookSpecificOutput"]["additionalContext"]
+    assert "no `vaultrag serve` answered" not in log
