@@ -51,8 +51,8 @@ def _quote(lexeme: str) -> str:
     return "'" + lexeme.replace("\\", "\\\\").replace("'", "''") + "'"
 
 
-def _is_cjk_char(token: str) -> bool:
-    return len(token) == 1 and CJK_RE.match(token) is not None
+def _is_cjk_char(token: str | None) -> bool:
+    return token is not None and len(token) == 1 and CJK_RE.match(token) is not None
 
 
 class _Tokenizer:
@@ -104,6 +104,8 @@ def analyse(chunks: list[tuple[str, str, str]]) -> list[Analysed]:
             base, weight = COLUMN_BASE[col], COLUMN_WEIGHTS[col]
             count += len(toks)
             for off, tok in enumerate(toks):
+                if not tok:  # a token FTS5 emptied (a lone combining mark, diacritics removed): counted, no lexeme
+                    continue
                 pos = min(MAX_POSITION, base + off + 1)
                 positions.setdefault(tok, []).append((pos, weight))
                 if off + 1 < len(toks) and _is_cjk_char(tok) and _is_cjk_char(toks[off + 1]):
@@ -115,7 +117,7 @@ def analyse(chunks: list[tuple[str, str, str]]) -> list[Analysed]:
 @lru_cache(maxsize=4096)
 def query_lexemes(term: Term) -> QueryLexemes:
     """A Term through the index's tokenizer (stemmed, folded); a CJK bigram as its bigram lexeme."""
-    toks = _tokenizer().tokens([(fts_text(term.text, stem=False), "", "")])[0][0]
+    toks = [t for t in _tokenizer().tokens([(fts_text(term.text, stem=False), "", "")])[0][0] if t]
     if len(toks) == 2 and all(_is_cjk_char(t) for t in toks):
         return QueryLexemes((toks[0] + toks[1],), term.prefix)
     return QueryLexemes(tuple(toks), term.prefix)
