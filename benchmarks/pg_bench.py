@@ -15,6 +15,10 @@ started in a temp folder and removed at the end. Parts:
   fresh build, no orphan generation);
 - parity: the shared eval sets through both stores in one process, query by query (eval.py's
   data loaders, metrics and fixed-seed subsample; default pipeline): nDCG@10 / MRR side by side;
+- hook: UserPromptSubmit latency per store, fresh process (no server; --other: that tree too) and
+  forwarded to a running `vaultrag serve` on the same store;
+- grow: one built generation copied K times (--grow-copies 2,25; vectors moved by noise per copy):
+  HNSW/GIN build, search/lexical/KNN p50/p99 and HNSW recall at each size (--store, --grow-database);
 - eval: benchmarks/eval.py run twice side by side (SQLite; PostgreSQL via VAULTRAG_STORE) with
   separate caches (every ablation: slow).
 Prints one JSON summary on stdout; progress on stderr.
@@ -208,6 +212,207 @@ def hook_latency(vault: Path, url: str, tmp: Path, queries: list[str], runs: int
             **{f"{k}_hook_p95_ms": pct(v, 95) for k, v in ms.items()},
             **{f"{k}_hook_runs_with_output": v for k, v in outputs.items()}, "hook_runs": runs,
             "hook_log_tail": logf.read_text().splitlines()[-3:] if logf.exists() else []}
+
+
+# ---------------------------------------------------------------- hook: fresh process, forwarded, before
+def _serve(vault: Path, store: str, sock: Path, env: dict) -> subprocess.Popen:
+    from serve_bench import free_port, unix_request
+
+    errf = open(str(sock) + ".err", "wb")
+    proc = subprocess.Popen([PY, "-m", "vaultrag", "serve", "--vault", str(vault), "--store", store, "--port",
+                             str(free_port()), "--socket", str(sock)], env=env, stderr=errf)
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline:
+        try:
+            if sock.exists() and unix_request(str(sock), "GET", "/healthz", timeout=2)[0] == 200:
+                return proc
+        except OSError:
+            pass
+        if proc.poll() is not None:
+            raise SystemExit("vaultrag serve exited: " + Path(str(sock) + ".err").read_text()[-800:])
+        time.sleep(0.2)
+    proc.kill()
+    raise SystemExit("vaultrag serve did not start")
+
+
+def part_hook(url: str, tmp: Path, args) -> dict:
+    """UserPromptSubmit hook latency with each store, round robin: fresh process (no server; with
+    --other, that tree's hook too), and forwarded to a running `vaultrag serve` on the same store."""
+    from tldr_bench import make_queries
+
+    from vaultrag.config import load_config
+    from vaultrag.indexer import reindex
+
+    vault = Path(args.hook_vault) if args.hook_vault else extract_tldr(tmp / "tldr")
+    db = tmp / "hook.sqlite"
+    for cfg in (load_config(vault=str(vault), db=str(db), model="bundled"),
+                load_config(vault=str(vault), store=url, collection="hook", model="bundled")):
+        reindex(cfg, full=True)
+    queries = make_queries(vault, args.queries)
+    base = dict(os.environ, HF_HUB_OFFLINE="1", VAULTRAG_VAULT=str(vault))
+    base.pop("PYTHONPATH", None)
+    stores = {"sqlite": {"VAULTRAG_DB": str(db)}, "postgres": {"VAULTRAG_STORE": url, "VAULTRAG_COLLECTION": "hook"}}
+    ways: dict[str, tuple[str, dict]] = {}
+    servers = []
+    try:
+        for name, extra in stores.items():
+            state = tmp / f"state-{name}"
+            env = dict(base, XDG_STATE_HOME=str(state), **extra)
+            ways[f"{name}_fresh"] = (str(REPO), dict(env, VAULTRAG_SOCKET=str(tmp / "none.sock")))
+            if args.other:
+                ways[f"{name}_fresh_other"] = (args.other, dict(env, VAULTRAG_SOCKET=str(tmp / "none.sock")))
+            sock = tmp / f"{name}.sock"
+            servers.append(_serve(vault, extra.get("VAULTRAG_STORE", str(db)), sock, env))
+            ways[f"{name}_forwarded"] = (str(REPO), dict(env, VAULTRAG_SOCKET=str(sock)))
+        ms = {k: [] for k in ways}
+        outputs = {k: 0 for k in ways}
+        for i in range(args.hook_runs):
+            for way, (tree, env) in ways.items():
+                payload = json.dumps({"session_id": f"pgbench-{way}-{i}", "hook_event_name": "UserPromptSubmit",
+                                      "prompt": queries[i % len(queries)]})
+                t = time.perf_counter()
+                # PYTHONPATH picks the tree (the editable install would win under -I), the same for every way
+                cp = subprocess.run([PY, str(Path(tree) / "hooks" / "user_prompt_submit.py")], input=payload,
+                                    env=dict(env, PYTHONPATH=tree), capture_output=True, text=True, cwd=str(tmp))
+                ms[way].append((time.perf_counter() - t) * 1000)
+                outputs[way] += bool(cp.stdout.strip())
+    finally:
+        for proc in servers:
+            proc.terminate()
+            proc.wait(30)
+    logs = {name: (tmp / f"state-{name}" / "vaultrag" / "hooks.log") for name in stores}
+    return {"files": sum(1 for _ in vault.rglob("*.md")), "runs": args.hook_runs,
+            **{way: {"p50_ms": pct(v, 50), "p95_ms": pct(v, 95), "with_output": outputs[way]} for way, v in ms.items()},
+            "log_tail": {k: p.read_text().splitlines()[-2:] if p.exists() else [] for k, p in logs.items()}}
+
+
+# ---------------------------------------------------------------- grow: HNSW and GIN at K copies of a generation
+GROW_NOISE = 0.05  # per-dimension uniform noise per copy (the vectors are unit length): cosine to the original ~0.9
+
+
+def _replicate(conn, src_gen: int, copies: int, name: str) -> int:
+    """A new collection holding `copies` copies of generation `src_gen` (files renamed per copy,
+    chunk text and tsvector as they are, each copy's vectors moved by random noise); returns its
+    generation. Links are left out (graph expansion reads none)."""
+    from vaultrag.store.postgres.store import drop_generation, new_generation
+
+    row = conn.execute("SELECT id, live FROM collections WHERE name = %s", (name,)).fetchone()
+    if row:
+        conn.execute("UPDATE collections SET live = NULL WHERE id = %s", (row[0],))
+        if row[1]:
+            drop_generation(conn, row[1])
+        cid = row[0]
+    else:
+        cid = conn.execute("INSERT INTO collections (name) VALUES (%s) RETURNING id", (name,)).fetchone()[0]
+    gen = new_generation(conn, cid)
+    with conn.transaction():
+        conn.execute("CREATE TEMP TABLE fmap ON COMMIT DROP AS SELECT f.id AS old, k, "
+                     "nextval(pg_get_serial_sequence('files', 'id')) AS new FROM files f, generate_series(0, %s - 1) k "
+                     "WHERE f.gen = %s", (copies, src_gen))
+        conn.execute("INSERT INTO files (id, gen, path, mtime_ns, size, hash, title, note_type, stem_key) "
+                     "SELECT m.new, %s, 'c' || m.k || '/' || f.path, f.mtime_ns, f.size, f.hash, f.title, f.note_type, "
+                     "f.stem_key FROM fmap m JOIN files f ON f.id = m.old", (gen,))
+        conn.execute(
+            "INSERT INTO chunks (gen, file_id, section_index, chunk_index, heading_path, context, text, line_start, "
+            "line_end, content_hash, embed_hash, tokens, block_ids, ntok, tsv, embedding) "
+            "SELECT %(g)s, m.new, c.section_index, c.chunk_index, c.heading_path, c.context, c.text, c.line_start, "
+            "c.line_end, c.content_hash, c.embed_hash, c.tokens, c.block_ids, c.ntok, c.tsv, "
+            "CASE WHEN m.k = 0 OR c.embedding IS NULL THEN c.embedding ELSE (c.embedding::vector + "
+            "(SELECT array_agg((random() - 0.5) * 2 * %(noise)s::float8) "
+            "FROM generate_series(1, vector_dims(c.embedding) + 0 * c.id::int))::vector)::halfvec END "
+            "FROM fmap m JOIN chunks c ON c.file_id = m.old",
+            {"g": gen, "noise": GROW_NOISE})
+        conn.execute("INSERT INTO keys (gen, file_id, key, kind, chunk_id) SELECT %s, m.new, k.key, k.kind, 0 "
+                     "FROM fmap m JOIN keys k ON k.file_id = m.old WHERE k.chunk_id = 0 ON CONFLICT DO NOTHING", (gen,))
+        conn.execute("INSERT INTO meta (gen, key, value) SELECT %s, key, value FROM meta WHERE gen = %s", (gen, src_gen))
+        conn.execute("UPDATE generations SET chunks = s.n, tokens = s.t FROM (SELECT count(*) n, coalesce(sum(ntok), 0) t "
+                     "FROM chunks WHERE gen = %s) s WHERE id = %s", (gen, gen))
+        conn.execute("UPDATE collections SET live = %s WHERE id = %s", (gen, cid))
+    return gen
+
+
+def part_grow(url: str, tmp: Path, args) -> dict:
+    """The same generation copied K times (--grow-copies, e.g. 2,25), each size measured in turn:
+    HNSW build time and size, GIN size, search p50/p99 (the default pipeline, warm pool), the
+    lexical call and KNN alone, HNSW recall@10/@30 against exact cosine. Needs --store with a
+    built collection (--grow-source NAME; its live generation, or --grow-gen ID)."""
+    import psycopg
+    from tldr_bench import make_queries
+
+    from vaultrag.config import load_config
+    from vaultrag.retrieve import search
+    from vaultrag.retrieve.channels import BM25_WEIGHTS, build_fts_query, encoder_for
+    from vaultrag.store import open_store
+    from vaultrag.store.postgres import schema
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        src = args.grow_gen or conn.execute("SELECT live FROM collections WHERE name = %s",
+                                            (args.grow_source,)).fetchone()[0]
+        vault_row = conn.execute("SELECT value FROM meta WHERE gen = %s AND key = 'vault'", (src,)).fetchone()
+    vault = Path(args.grow_vault or (vault_row[0] if vault_row else "."))
+    queries = make_queries(vault, args.queries)
+    out: dict = {"source_generation": src, "queries": len(queries)}
+    for copies in [int(x) for x in args.grow_copies.split(",")]:
+        name = f"grow{copies}"
+        res: dict = {}
+        with psycopg.connect(url, autocommit=True) as conn:
+            t = time.perf_counter()
+            gen = _replicate(conn, src, copies, name)
+            res["copy_s"] = round(time.perf_counter() - t, 1)
+        cfg = load_config(vault=str(vault), store=url, collection=name, model="bundled")
+        with open_store(cfg) as st:
+            t = time.perf_counter()
+            st.recount_lexemes()
+            res["vocabulary_s"] = round(time.perf_counter() - t, 1)
+            t = time.perf_counter()
+            st.optimize(compact=True)  # GIN pending list merged, HNSW built, ANALYZE
+            res["hnsw_gin_build_s"] = round(time.perf_counter() - t, 1)
+            res["chunks"] = st.counts()["chunks"]
+        st = open_store(cfg)
+        search(queries[0], cfg, store=st)  # warm-up
+        walls, lex, knn = [], [], []
+        stages = {k: [] for k in ("bm25", "vec", "gate")}
+        enc = encoder_for(st.meta().model_path)
+        for _ in range(2):
+            for q in queries:
+                t = time.perf_counter()
+                ans = search(q, cfg, store=st)
+                walls.append((time.perf_counter() - t) * 1000)
+                for k in stages:
+                    if k in ans.timings_ms:
+                        stages[k].append(ans.timings_ms[k])
+                terms = build_fts_query(q, st).terms
+                t = time.perf_counter()
+                st.lexical(terms, 30, BM25_WEIGHTS)
+                lex.append((time.perf_counter() - t) * 1000)
+                vec = enc.encode(q)
+                t = time.perf_counter()
+                st.knn(vec, 30)
+                knn.append((time.perf_counter() - t) * 1000)
+        res.update(search_p50_ms=pct(walls, 50), search_p99_ms=pct(walls, 99), lexical_p50_ms=pct(lex, 50),
+                   lexical_p99_ms=pct(lex, 99), knn_p50_ms=pct(knn, 50), knn_p99_ms=pct(knn, 99),
+                   stage_median_ms={k: round(statistics.median(v), 2) if v else None for k, v in stages.items()})
+        dim = st.meta().vector_dim
+        rec = {10: [], 30: []}
+        with psycopg.connect(url, autocommit=True) as conn:
+            conn.execute(f"SET hnsw.ef_search = {schema.HNSW_EF_SEARCH}")
+            for q in queries:
+                lit = "[" + ",".join("%.5g" % x for x in enc.encode(q)) + "]"
+                for k in (10, 30):
+                    approx = [r[0] for r in conn.execute(schema.knn_sql(gen, dim), {"v": lit, "k": k})]
+                    with conn.transaction():
+                        conn.execute("SET LOCAL enable_indexscan = off")
+                        exact = [r[0] for r in conn.execute(schema.knn_sql(gen, dim), {"v": lit, "k": k})]
+                    rec[k].append(len(set(approx) & set(exact)) / max(1, len(exact)))
+            sizes = conn.execute("SELECT pg_size_pretty(pg_relation_size(%s::regclass)), "
+                                 "pg_size_pretty(pg_relation_size('chunks_tsv')), pg_size_pretty(pg_total_relation_size('chunks'))",
+                                 (schema.hnsw_index_name(gen),)).fetchone()
+        st.close()
+        res.update(hnsw_recall_at_10=round(statistics.mean(rec[10]), 4), hnsw_recall_at_30=round(statistics.mean(rec[30]), 4),
+                   hnsw_size=sizes[0], gin_size_all_collections=sizes[1], chunks_table_all=sizes[2])
+        out[name] = res
+        log(name, json.dumps(res))
+    return out
 
 
 # ---------------------------------------------------------------- load: searchers during reindexes
@@ -489,6 +694,13 @@ def main() -> int:
                                     "named vaultrag_bench is dropped and created on it)")
     ap.add_argument("--queries", type=int, default=50)
     ap.add_argument("--hook-runs", type=int, default=20)
+    ap.add_argument("--hook-vault", help="hook: the vault indexed for the hook runs (default: all of tldr)")
+    ap.add_argument("--grow-source", help="grow: the collection whose live generation is copied")
+    ap.add_argument("--grow-gen", type=int, help="grow: a generation id to copy instead (e.g. an unpublished one)")
+    ap.add_argument("--grow-copies", default="2,25", help="grow: copies per measured size")
+    ap.add_argument("--grow-vault", help="grow: the vault the queries are drawn from (default: the source's)")
+    ap.add_argument("--grow-database", action="store_true", help="use the --store database as it is (grow: it holds the source)")
+    ap.add_argument("--other", help="hook: another checkout whose fresh-process hook runs beside (before/after)")
     ap.add_argument("--load-seconds", type=float, default=60)
     ap.add_argument("--load-files", type=int, default=4000, help="tldr pages per load collection")
     ap.add_argument("--kill-files", type=int, default=3000, help="tldr pages in the collection killed mid-reindex")
@@ -509,11 +721,11 @@ def main() -> int:
         if base is None:
             base, server = start_server(tmp)
         try:
-            url = new_database(base, "vaultrag_bench")
+            url = base if args.grow_database else new_database(base, "vaultrag_bench")
             for part in args.parts.split(","):
                 log("part", part)
                 out[part] = {"tldr": part_tldr, "load": part_load, "kill": part_kill, "eval": part_eval,
-                             "parity": part_parity}[part](url, tmp, args)
+                             "parity": part_parity, "hook": part_hook, "grow": part_grow}[part](url, tmp, args)
         finally:
             from vaultrag.store.postgres.connection import close_pool
 
