@@ -47,3 +47,23 @@ def test_pg_hook_with_a_long_deadline_searches_in_process(vault, pg_url, isolate
     assert rc == 0 and imported is True
     assert "Backup plan" in json.loads(out)["hookSpecificOutput"]["additionalContext"]
     assert "no `vaultrag serve` answered" not in log
+
+
+def test_serve_takes_a_postgresql_store_and_answers_a_search(vault, pg_url, isolated_env):
+    """`vaultrag serve --store postgresql://...` (the way hooks reach a team index) builds its
+    service on that store; it used to refuse the URL."""
+    import argparse
+
+    from vaultrag.serve.cli import _service
+
+    reindex(load_config(vault=str(vault), store=pg_url, collection="notes"))
+    os.environ["VAULTRAG_COLLECTION"] = "notes"
+    try:
+        svc = _service(argparse.Namespace(config=None, vault=str(vault), store=pg_url))
+        assert svc.cfg.store == pg_url
+        from vaultrag.store import open_store
+
+        with open_store(svc.cfg, readonly=True) as st:
+            assert st.counts()["chunks"] > 0
+    finally:
+        os.environ.pop("VAULTRAG_COLLECTION", None)

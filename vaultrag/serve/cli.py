@@ -40,8 +40,11 @@ def _source(p) -> None:
 
 def _service(args):
     from ..api import Service
+    from ..store import is_postgres
     from .runner import store_to_db
 
+    if is_postgres(args.store):  # issue 15: a team index (collection: `collection:` / VAULTRAG_COLLECTION)
+        return Service.from_args(args.config, vault=args.vault, store=args.store)
     return Service.from_args(args.config, vault=args.vault, db=store_to_db(args.store))
 
 
