@@ -143,3 +143,25 @@ def test_a_token_fts5_empties_counts_as_it_does_there(tmp_path, pg_url):
             key = lambda s, hits: [s.chunks_by_id([c])[c].path for c, _ in hits]  # noqa: E731
             assert key(a, want) == key(b, got) and want
             assert all(abs(x - y) < 1e-6 * max(1.0, abs(x)) for (_, x), (_, y) in zip(want, got))
+
+
+def test_thai_two_cluster_terms_score_as_fts5_phrases(tmp_path, pg_url):
+    """Thai is indexed one grapheme cluster a token and queried as 2-cluster phrases (textutil):
+    PostgreSQL stores each adjacent pair as one lexeme, so the phrase counts as FTS5 counts it."""
+    notes = {"a.md": "# ภาษาไทย\n\nภาษาไทยเป็นภาษาราชการของประเทศไทย มีผู้พูดภาษาไทยหลายล้านคน\n",
+             "b.md": "# ประเทศ\n\nประเทศไทยตั้งอยู่ในเอเชียตะวันออกเฉียงใต้ มีเมืองหลวงคือกรุงเทพ\n",
+             "c.md": "# อาหาร\n\nอาหารไทยมีรสเผ็ด ภาษาของอาหารคือรสชาติ\n"}
+    vault = write_notes(tmp_path / "v", notes)
+    sq = load_config(vault=str(vault), db=str(tmp_path / "i.sqlite"))
+    pg = load_config(vault=str(vault), store=pg_url, collection="v")
+    reindex(sq)
+    reindex(pg)
+    with open_store(sq) as a, open_store(pg) as b:
+        for q in ("ภาษาไทย", "ประเทศไทย เมืองหลวง", "อาหารไทย"):
+            terms = build_fts_query(q, a).terms
+            want, got = a.lexical(terms, 10, BM25_WEIGHTS), b.lexical(terms, 10, BM25_WEIGHTS)
+            key = lambda s, hits: [s.chunks_by_id([c])[c].path for c, _ in hits]  # noqa: E731
+            assert key(a, want) == key(b, got) and want
+            assert all(abs(x - y) < 1e-6 * max(1.0, abs(x)) for (_, x), (_, y) in zip(want, got))
+            for t in terms:
+                assert a.doc_freq(t, 100) == b.doc_freq(t, 100)
