@@ -37,7 +37,20 @@ def _real_texts() -> list[str]:
         texts += [f"{r.get('title', '')}\n{r['text']}" for r in rows]
     for md in sorted(shared_path("eval", "vaults", "obsidian-help").rglob("*.md"))[:150]:
         texts.append(md.read_text(encoding="utf-8", errors="replace")[:4000])
+    import tarfile
+
+    with tarfile.open(shared_path("corpora", "tldr-pages.tar.gz")) as tar:  # command pages, mostly ASCII
+        for member in tar:
+            if member.isfile() and member.name.endswith(".md") and len(texts) < 1400:
+                texts.append(tar.extractfile(member).read().decode("utf-8", errors="replace"))
     return texts
+
+
+@pytest.fixture(params=["tokenizers", "python-ascii"])
+def make_encoder(request, model):
+    """A SpanEncoder whose new spans go to `tokenizers` only, or to Python when ASCII."""
+    lean = load_embedder("bundled").lean_encoder() if request.param == "python-ascii" else None
+    return lambda: span_tokens.SpanEncoder(model, lean)
 
 
 def _reference_ids(model, texts):
@@ -49,9 +62,9 @@ def test_supports_the_bundled_model(model):
     assert span_tokens.supports(model)
 
 
-def test_ids_equal_model2vec_on_edge_cases_and_real_text(model):
+def test_ids_equal_model2vec_on_edge_cases_and_real_text(model, make_encoder):
     texts = EDGE + _real_texts()
-    enc = span_tokens.SpanEncoder(model)
+    enc = make_encoder()
     got = enc.token_ids(texts)
     again = enc.token_ids(texts)  # now from the cache
     want = _reference_ids(model, texts)
@@ -59,24 +72,24 @@ def test_ids_equal_model2vec_on_edge_cases_and_real_text(model):
     assert len(got[EDGE.index(" ".join(["token"] * 700))]) == model.max_length
 
 
-def test_vectors_equal_model2vec_bit_for_bit_in_any_batch(model):
+def test_vectors_equal_model2vec_bit_for_bit_in_any_batch(model, make_encoder):
     texts = EDGE + _real_texts()
     want = model.encode(texts, normalize=True, batch_size=64)
-    enc = span_tokens.SpanEncoder(model)
+    enc = make_encoder()
     for batch in (7, 64, 1024):
         got = enc.encode(texts, batch_size=batch)
         assert got.dtype == np.float32 and got.shape == want.shape
         assert np.array_equal(got, want), batch
     shuffled = texts[:]
     random.Random(3).shuffle(shuffled)
-    got = dict(zip(shuffled, span_tokens.SpanEncoder(model).encode(shuffled, batch_size=50)))
+    got = dict(zip(shuffled, make_encoder().encode(shuffled, batch_size=50)))
     assert all(np.array_equal(got[t], w) for t, w in zip(texts, want))
 
 
-def test_cache_is_bounded_and_results_survive_a_clear(model, monkeypatch):
+def test_cache_is_bounded_and_results_survive_a_clear(model, make_encoder, monkeypatch):
     monkeypatch.setattr(span_tokens, "SPAN_CACHE_MAX", 50)
-    texts = _real_texts()[:40]
-    enc = span_tokens.SpanEncoder(model)
+    texts = _real_texts()[:40] + _real_texts()[-40:]
+    enc = make_encoder()
     got = [enc.token_ids([t])[0] for t in texts]
     assert len(enc.cache) <= 50 + max(len(set(t.split())) for t in texts)
     assert got == _reference_ids(model, texts)
@@ -87,3 +100,4 @@ def test_embedder_encode_uses_spans_and_matches(model):
     texts = _real_texts()[:200]
     assert np.array_equal(e.encode(texts), model.encode(texts, normalize=True, batch_size=64).astype(np.float32))
     assert e.span_encoder() is not None and len(e.span_encoder().cache) > 0
+    assert e.span_encoder().lean is not None and len(e.span_encoder().words) > 0

@@ -352,7 +352,14 @@ class Embedder:
         if self._spans is None:
             from vaultrag import span_tokens
 
-            self._spans = span_tokens.SpanEncoder(self.model) if span_tokens.supports(self.model) else False
+            if span_tokens.supports(self.model):
+                try:
+                    lean = self.lean_encoder()
+                except Exception:  # a layout the lean encoder does not read: tokenizers for every span
+                    lean = None
+                self._spans = span_tokens.SpanEncoder(self.model, lean)
+            else:
+                self._spans = False
         return self._spans or None
 
     def lean_encoder(self):

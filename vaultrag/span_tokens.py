@@ -6,8 +6,10 @@ BERT-style tokenizer (BertNormalizer, BertPreTokenizer, WordPiece) works charact
 splits at whitespace, so the ids of a text are the ids of its whitespace-separated spans, one after
 the other. Vault text repeats the same spans ("the", "files,", "`--help`") thousands of times, so
 each distinct span is tokenized once (by the same `tokenizers` object, in one batch call) and looked
-up afterwards. Measured on 3,465 SciFact chunks: 2.3 s cold / 0.87 s warm against 2.9 s of CPU for
-`encode_batch_fast`; tldr 6,004 chunks 1.2 s / 0.32 s against 1.8 s.
+up afterwards; a span not seen yet is tokenized in Python when it is ASCII (vaultrag.lean_encoder's
+WordPiece, words cached), by `tokenizers` in one batch call otherwise. Measured on 3,465 SciFact
+chunks, CPU: `encode_batch_fast` 2.9 s; spans with `tokenizers` for the new ones 2.3 s cold / 0.87 s
+warm; tldr 6,004 chunks 1.8 s against 1.2 s / 0.32 s (BENCHMARKS.md, "Issue 18: worker pool").
 
 The result is the same as `StaticModel.encode` (model2vec 0.10): the text cut to `max_length *
 median_token_length` characters, the ids cut to `max_length` tokens, unknown ids dropped, the token
@@ -51,10 +53,15 @@ def supports(model) -> bool:
 class SpanEncoder:
     """`encode(texts)` equal to `model.encode(texts, normalize=True)` for a model `supports` accepts."""
 
-    def __init__(self, model):
+    def __init__(self, model, lean=None):
         import copy
 
         self.model = model
+        # A span the cache lacks is tokenized in Python when it is ASCII (the LeanEncoder's tested
+        # ASCII path, ~5x cheaper than one `Encoding` a span) and by `tokenizers` otherwise.
+        self.lean = lean
+        self.words: dict[str, tuple[int, ...]] = {}
+        self.added = tuple(a for a in (lean._added_raw + lean._added_norm) if a[0]) if lean is not None else ()
         self.tokenizer = copy.deepcopy(model.tokenizer)  # its own copy: truncation off for the spans
         self.tokenizer.no_truncation()
         self.max_length = model.max_length
@@ -72,8 +79,11 @@ class SpanEncoder:
             if len(cache) + len(missing) > SPAN_CACHE_MAX:  # start again: this batch's spans only
                 cache.clear()
                 missing = list({s for sp in spans for s in sp})
-            for s, enc in zip(missing, self.tokenizer.encode_batch_fast(missing, add_special_tokens=False)):
-                cache[s] = tuple(enc.ids)
+            if self.lean is not None:
+                missing = self._python_spans(missing)
+            if missing:
+                for s, enc in zip(missing, self.tokenizer.encode_batch_fast(missing, add_special_tokens=False)):
+                    cache[s] = tuple(enc.ids)
         out: list[list[int]] = []
         limit, unk = self.max_length, self.unk
         for sp in spans:
@@ -87,6 +97,27 @@ class SpanEncoder:
                 ids = [i for i in ids if i != unk]
             out.append(ids)
         return out
+
+    def _python_spans(self, spans: list[str]) -> list[str]:
+        """Tokenize the ASCII spans holding no added token into the cache; returns the others."""
+        lean, words, cache, added = self.lean, self.words, self.cache, self.added
+        rest = []
+        for span in spans:
+            if not span.isascii() or any(a in span or a in span.lower() for a, _ in added):
+                rest.append(span)
+                continue
+            ids: list[int] = []
+            for word in lean._pre_tokenize(lean._normalize(span)):
+                got = words.get(word)
+                if got is None:
+                    piece: list[int] = []
+                    lean._wordpiece(word, piece)
+                    if len(words) >= SPAN_CACHE_MAX:
+                        words.clear()
+                    got = words[word] = tuple(piece)
+                ids += got
+            cache[span] = tuple(ids)
+        return rest
 
     def encode(self, texts: list[str], batch_size: int = 1024):
         """float32 rows, L2-normalised, as model2vec's `_encode_batch` computes them."""
