@@ -3,6 +3,7 @@ process, incremental runs, spawn, and no process left behind when the writer is 
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import shutil
 import signal
@@ -189,3 +190,28 @@ def test_killed_writer_keeps_the_old_index_and_leaves_no_worker(real_vault, cfg_
     assert again.added == before.added and not again.interrupted
     digest = hashlib.sha256(repr(_tables(db)).encode()).hexdigest()
     assert digest == hashlib.sha256(repr(old).encode()).hexdigest()
+
+
+UNGUARDED_SCRIPT = textwrap.dedent("""
+    # no `if __name__ == "__main__"` guard: a spawned worker must not run this again
+    import json, sys
+    from vaultrag import index_pool
+    from vaultrag.config import load_config
+    from vaultrag.indexer import reindex
+    index_pool.POOL_MIN_FILES_SPAWN, index_pool.TASK_FILES = 1, 50
+    index_pool.start_method = lambda threads=None: "spawn"
+    rep = reindex(load_config(vault=sys.argv[1], db=sys.argv[2], model="bundled"), full=True, workers=2)
+    print(json.dumps({"workers": rep.workers, "added": rep.added}))
+""")
+
+
+def test_spawn_from_a_script_without_main_guard(real_vault, tmp_path):
+    script = tmp_path / "unguarded.py"
+    script.write_text(UNGUARDED_SCRIPT)
+    env = dict(os.environ, PYTHONPATH=str(REPO), HF_HUB_OFFLINE="1")
+    p = subprocess.run([sys.executable, str(script), str(real_vault), str(tmp_path / "u.sqlite")],
+                       capture_output=True, text=True, env=env, timeout=600)
+    assert p.returncode == 0, p.stderr[-2000:]
+    out = json.loads(p.stdout.strip().splitlines()[-1])
+    assert out["workers"] == 2 and out["added"] > 100
+    assert p.stdout.count('"workers"') == 1  # the script ran once, not again in each worker

@@ -22,9 +22,11 @@ from __future__ import annotations
 import hashlib
 import os
 import signal
+import sys
 import threading
 import time
 from collections import Counter, deque
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterator
@@ -178,6 +180,24 @@ def prepared_files(jobs: list[Job], root: Path, cfg: Config, count_tokens: Calla
     yield from _pooled(jobs, root, cfg, count_tokens, embedder, size, method)
 
 
+@contextmanager
+def _main_not_imported(hide: bool):
+    """A spawned child imports the parent's `__main__` again (to find functions defined there), and a
+    caller's script without an `if __name__ == "__main__"` guard would start the reindex again in
+    every worker. The workers need nothing from it, so it is hidden while they start."""
+    main = sys.modules.get("__main__")
+    if not hide or main is None:
+        yield
+        return
+    saved = {k: main.__dict__[k] for k in ("__spec__", "__file__") if k in main.__dict__}
+    main.__spec__ = None
+    main.__dict__.pop("__file__", None)
+    try:
+        yield
+    finally:
+        main.__dict__.update(saved)
+
+
 def _pooled(jobs, root, cfg, count_tokens, embedder, size, method):
     import multiprocessing
 
@@ -195,7 +215,8 @@ def _pooled(jobs, root, cfg, count_tokens, embedder, size, method):
     saved = os.environ.get("TOKENIZERS_PARALLELISM")
     os.environ["TOKENIZERS_PARALLELISM"] = "false"  # set before the fork: the children print no warning
     try:
-        pool = ctx.Pool(size, initializer=_init, initargs=initargs)
+        with _main_not_imported(method == "spawn"):
+            pool = ctx.Pool(size, initializer=_init, initargs=initargs)
     finally:
         if saved is None:
             os.environ.pop("TOKENIZERS_PARALLELISM", None)
