@@ -2,7 +2,7 @@
 
     HF_HUB_OFFLINE=1 .venv/bin/python benchmarks/growth.py --vault tldr=DIR [--vault 1k=DIR ...] \\
         [--tree new=. --tree main=/work/main] [--runs 1] [--noop-runs 5] [--hook-runs 10] [--queries 20] \\
-        [--out FILE.json] [--only full,noop,paths,hook,query]
+        [--out FILE.json] [--only full,noop,paths,hook,query] [--workers 1,2]
 
 Build the vaults first (evaluation data, read at run time, never committed):
     .venv/bin/python benchmarks/scale_corpus.py /tmp/g/1k --files 1000      # and --files 10000, --copies 10
@@ -10,8 +10,10 @@ Build the vaults first (evaluation data, read at run time, never committed):
 
 For every vault, every run, the trees take turns (order alternating per run) and each measure is a
 fresh child process of that tree's own interpreter (TREE/.venv/bin/python, PYTHONPATH=TREE):
-- full:  `reindex(full=True)` with vectors, wall time of the call; chunks; database bytes (after a
-         WAL checkpoint) per chunk; MB per table from `dbstat`;
+- full:  `reindex(full=True)` with vectors, wall time of the call, CPU seconds of the writer and of
+         its worker processes and CPU ms per file (both together); chunks; database bytes (after
+         a WAL checkpoint) per chunk; MB per table from `dbstat`. `--workers 1,2` measures each
+         tree with 1 and 2 worker processes, interleaved (tags `new/w1`, `new/w2`);
 - noop:  `reindex()` with nothing changed, median of --noop-runs calls in one process (the first one,
          which warms the page cache, is not counted);
 - paths: one note edited, then the watch path: `reindex_paths([note])` where the tree has it,
@@ -39,13 +41,20 @@ REPO = Path(__file__).resolve().parent.parent
 EVAL = REPO.parent / "shared" / "eval"
 
 FULL = r"""
-import json, sys, time
+import inspect, json, resource, sys, time
 from vaultrag.config import load_config
 from vaultrag.indexer import reindex
 cfg = load_config(vault=sys.argv[1], db=sys.argv[2], model="bundled")
-t = time.perf_counter()
-rep = reindex(cfg, full=True)
-print(json.dumps({"wall_s": time.perf_counter() - t, "files": rep.added, "chunks": rep.chunks_total,
+kw = {} if sys.argv[3] == "default" else {"workers": int(sys.argv[3])}
+if kw and "workers" not in inspect.signature(reindex).parameters:
+    raise SystemExit("this tree's reindex() takes no `workers`: measure it with --workers default")
+t, c = time.perf_counter(), time.process_time()
+rep = reindex(cfg, full=True, **kw)
+wall, cpu = time.perf_counter() - t, time.process_time() - c
+kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+print(json.dumps({"wall_s": wall, "cpu_s": cpu, "cpu_workers_s": kids.ru_utime + kids.ru_stime,
+                  "cpu_ms_per_file": (cpu + kids.ru_utime + kids.ru_stime) * 1000 / max(1, rep.added),
+                  "files": rep.added, "chunks": rep.chunks_total, "pool": getattr(rep, "workers", 0),
                   "embedded": rep.embedding.embedded, "vectors": rep.embedding.available}))
 """
 
@@ -181,20 +190,31 @@ def make_scifact(dest: Path) -> int:
     return len(build_beir_vault(corpus, dest))
 
 
-def measure(name: str, vault: Path, trees: list[tuple[str, Path]], args, work: Path) -> dict:
-    res: dict = {tag: {} for tag, _ in trees}
+def variants(trees: list[tuple[str, Path]], workers: list[str]) -> list[tuple[str, Path, str]]:
+    """(tag, tree, workers) to measure: every tree with every --workers value ("default": the
+    tree's own default, what a tree without the option can run)."""
+    out = []
+    for tag, tree in trees:
+        has_pool = (tree / "vaultrag" / "index_pool.py").exists()  # a tree before issue 18's pool: default only
+        for w in workers if has_pool else ["default"]:
+            out.append((tag if w == "default" or len(workers) == 1 else f"{tag}/w{w}", tree, w))
+    return list(dict.fromkeys(out))
+
+
+def measure(name: str, vault: Path, trees: list[tuple[str, Path, str]], args, work: Path) -> dict:
+    res: dict = {tag: {} for tag, _, _ in trees}
     queries = make_queries(vault, args.queries)
     only = set(args.only.split(","))
     for run in range(args.runs):
         order = trees if run % 2 == 0 else trees[::-1]
-        for tag, tree in order:
+        for tag, tree, workers in order:
             py = str(tree / ".venv" / "bin" / "python")
-            db = work / f"{name}-{tag}.sqlite"
-            state = work / f"state-{tag}"
+            db = work / f"{name}-{tag.replace('/', '-')}.sqlite"
+            state = work / f"state-{tag.replace('/', '-')}"
             state.mkdir(exist_ok=True)
             r = res[tag]
             if "full" in only or not db.exists():
-                full = child(py, tree, FULL, str(vault), str(db))
+                full = child(py, tree, FULL, str(vault), str(db), workers)
                 size = db_bytes(db)
                 full.update(db_mb=round(size / 1e6, 2), kb_per_chunk=round(size / 1024 / max(1, full["chunks"]), 3))
                 r.setdefault("full", []).append(full)
@@ -216,15 +236,19 @@ def measure(name: str, vault: Path, trees: list[tuple[str, Path]], args, work: P
     summary = {}
     for tag, r in res.items():
         med = lambda key, field: statistics.median(x[field] for x in r[key]) if r.get(key) else None  # noqa: E731
-        summary[tag] = {"full_s": med("full", "wall_s"), "chunks": med("full", "chunks"), "db_mb": med("full", "db_mb"),
+        summary[tag] = {"full_s": med("full", "wall_s"), "full_cpu_s": med("full", "cpu_s"),
+                        "full_cpu_workers_s": med("full", "cpu_workers_s"),
+                        "full_cpu_ms_per_file": med("full", "cpu_ms_per_file"), "chunks": med("full", "chunks"), "db_mb": med("full", "db_mb"),
                         "kb_per_chunk": med("full", "kb_per_chunk"), "noop_s": med("noop", "median_s"),
                         "paths_s": med("paths", "median_s"), "hook_p50_ms": med("hook", "hook_p50_ms"),
                         "floor_p50_ms": med("hook", "floor_p50_ms"), "query_p50_ms": med("query", "p50_ms"),
                         "tables_mb": r.get("tables_mb")}
-    if len(trees) == 2:
-        a, b = (t for t, _ in trees)
-        summary["ratio"] = {k: round(summary[a][k] / summary[b][k], 3) for k in summary[a]
-                            if isinstance(summary[a][k], (int, float)) and summary[b].get(k)}
+    tags = [t for t, _, _ in trees]
+    for a in tags[:-1]:  # every variant against the last one (e.g. new/w2 / main)
+        b = tags[-1]
+        key = "ratio" if len(tags) == 2 else f"ratio {a} / {b}"
+        summary[key] = {k: round(summary[a][k] / summary[b][k], 3) for k in summary[a]
+                        if isinstance(summary[a][k], (int, float)) and summary[b].get(k)}
     return {"vault": str(vault), "raw": res, "summary": summary}
 
 
@@ -238,6 +262,9 @@ def main() -> int:
     ap.add_argument("--hook-runs", type=int, default=10)
     ap.add_argument("--queries", type=int, default=20)
     ap.add_argument("--only", default="full,noop,paths,hook,query")
+    ap.add_argument("--workers", default="default",
+                    help="comma-separated reindex worker counts to measure side by side, e.g. 1,2 "
+                         "('default': each tree's own default; a tree without the option takes only that)")
     ap.add_argument("--work", help="folder for the databases (default: a temporary one)")
     ap.add_argument("--out")
     ap.add_argument("--make-scifact", metavar="DEST", help="write the SciFact vault to DEST and exit")
@@ -253,7 +280,8 @@ def main() -> int:
                "trees": {t: str(p) for t, p in trees}, "vaults": {}}
         for spec in args.vault:
             name, path = spec.split("=", 1)
-            out["vaults"][name] = measure(name, Path(path).resolve(), trees, args, work)
+            out["vaults"][name] = measure(name, Path(path).resolve(), variants(trees, args.workers.split(",")),
+                                          args, work)
             if args.out:
                 Path(args.out).write_text(json.dumps(out, indent=2))
     print(json.dumps(out, indent=2))

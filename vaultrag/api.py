@@ -113,14 +113,14 @@ def search(query: str, cfg: Config, *, k: int | None = None, max_tokens: int | N
     return pipeline_search(query, cfg, k=k, max_tokens=max_tokens, gate=gate, store=store, **extra)
 
 
-def reindex(cfg: Config, *, full: bool = False, progress=None, embed: bool = True, paths=None):
+def reindex(cfg: Config, *, full: bool = False, progress=None, embed: bool = True, paths=None, workers=None):
     """Bring the index in line with the vault (only `paths`, when given: see indexer.reindex_paths);
     returns the indexer's `Report`."""
     from .indexer import reindex as run, reindex_paths
 
     if paths is not None and not full:
-        return reindex_paths(cfg, paths, progress=progress, embed=embed)
-    return run(cfg, full=full, progress=progress, embed=embed)
+        return reindex_paths(cfg, paths, progress=progress, embed=embed, workers=workers)
+    return run(cfg, full=full, progress=progress, embed=embed, workers=workers)
 
 
 def status(cfg: Config) -> dict:

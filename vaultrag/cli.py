@@ -41,6 +41,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--full", action="store_true", help="rebuild from scratch (also repairs a corrupt index)")
     p.add_argument("--no-embed", action="store_true", help="lexical index only, no vectors")
     p.add_argument("--model", help="embedding model: hub id, local folder, or 'bundled'")
+    p.add_argument("--workers", type=int, metavar="N", help="processes that read, chunk and embed notes "
+                   "(default `index.workers`, 0 = one per core; 1 = all in this process)")
     p.add_argument("--sessions", metavar="DIR", help="also index the Claude Code transcripts in DIR "
                    "(default: `sessions:` from the config; ~/.claude/projects holds them)")
     p = sub.add_parser("status", help="what the index holds, and what changed on disk since")
@@ -103,7 +105,7 @@ def cmd_reindex(args) -> int:
 
     cfg = _config(args)
     report = reindex(cfg, full=args.full, progress=None if args.json else _ProgressPrinter(),
-                     embed=not args.no_embed)
+                     embed=not args.no_embed, workers=getattr(args, "workers", None))
     if args.json:
         print(json.dumps(report.to_dict(), indent=2, sort_keys=True))
     else:

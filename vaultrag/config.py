@@ -39,6 +39,7 @@ class Config:
     skip_sections: tuple[str, ...] = ("related", "see also", "links", "references")
     model: str = DEFAULT_MODEL
     embed_batch_size: int = 64
+    workers: int = 0  # reindex worker processes (issue 18): 0 = one per core, 1 = in process (index_pool.py)
     vector_type: str = "int8"  # int8 | float32
     # Retrieval (issue 5/7): see vaultrag/retrieve for the reasons behind each default.
     k: int = 10
@@ -92,6 +93,7 @@ _ALIASES = {  # YAML section.key -> Config field
     "chunking.overlap_chars": "overlap_chars", "chunking.skip_sections": "skip_sections",
     "index.include": "include", "index.exclude": "exclude", "index.max_file_bytes": "max_file_bytes",
     "index.model": "model", "index.embed_batch_size": "embed_batch_size", "index.vector_type": "vector_type",
+    "index.workers": "workers",
     "retrieval.k": "k", "retrieval.candidates": "candidates", "retrieval.rrf_k": "rrf_k",
     "retrieval.max_per_note": "max_per_note", "retrieval.graph_seeds": "graph_seeds",
     "retrieval.graph_fanout": "graph_fanout", "retrieval.max_tokens": "max_tokens",
@@ -241,6 +243,8 @@ def from_mapping(data: Mapping, origin: str = "config") -> dict[str, Any]:
         values[name] = _coerce(name, value)
     if values.get("vector_type", "int8") not in ("int8", "float32"):
         raise ConfigError(f"{origin}: `vector_type` must be int8 or float32, got {values['vector_type']!r}")
+    if values.get("workers", 0) < 0:
+        raise ConfigError(f"{origin}: `workers` must be 0 (one per core) or more, got {values['workers']}")
     if values.get("fusion", "rescore") not in ("rescore", "rrf"):
         raise ConfigError(f"{origin}: `fusion` must be rescore or rrf, got {values['fusion']!r}")
     for name in ("max_chars", "k", "candidates", "embed_batch_size"):

@@ -57,7 +57,8 @@ class LazyEmbedder:
         self.fingerprint = fingerprint
         self._loaded = None
 
-    def encode(self, texts: list[str], batch_size: int = 64):
+    def loaded(self):
+        """The real `Embedder`, loaded (and checked against the index's fingerprint) on first call."""
         if self._loaded is None:
             from .embedder import load_embedder
 
@@ -65,7 +66,10 @@ class LazyEmbedder:
             if model_fingerprint(emb, self.cfg) != self.fingerprint:
                 raise RuntimeError(f"the embedding model at {emb.path} changed during the reindex; run it again")
             self._loaded = emb
-        return self._loaded.encode(texts, batch_size=batch_size)
+        return self._loaded
+
+    def encode(self, texts: list[str], batch_size: int = 64):
+        return self.loaded().encode(texts, batch_size=batch_size)
 
 
 def model_fingerprint(embedder, cfg: Config) -> str:
@@ -117,8 +121,9 @@ def setup_vectors(store: Store, cfg: Config, report):
 
 
 def embed_batch(store: Store, embedder, inputs_per_file: list[list[str]], files: list[FileWrite], cfg: Config,
-                report) -> list[list[bytes] | None]:
-    """Vectors for every chunk of `files`: stored ones reused by embed hash, the rest embedded."""
+                report, computed: dict | None = None) -> list[list[bytes] | None]:
+    """Vectors for every chunk of `files`: stored ones reused by embed hash, the rest embedded (or
+    taken from `computed`, embed hash -> float32 row, which index_pool's workers filled)."""
     if embedder is None:
         report.embedding.skipped += sum(len(i) for i in inputs_per_file)
         return [None] * len(files)
@@ -130,7 +135,12 @@ def embed_batch(store: Store, embedder, inputs_per_file: list[list[str]], files:
             if ch.embed_hash not in known:
                 todo.setdefault(ch.embed_hash, inp)
     if todo:
-        vecs = embedder.encode(list(todo.values()), batch_size=cfg.embed_batch_size)
+        if computed is not None and all(h in computed for h in todo):
+            import numpy as np
+
+            vecs = np.stack([computed[h] for h in todo])
+        else:
+            vecs = embedder.encode(list(todo.values()), batch_size=cfg.embed_batch_size)
         for h, blob in zip(todo, store.pack_vectors(vecs, cfg.vector_type)):
             known[h] = blob
     report.embedding.embedded += len(todo)

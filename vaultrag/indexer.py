@@ -90,6 +90,7 @@ class Report:
     embedding: EmbeddingReport = field(default_factory=EmbeddingReport)
     sessions: dict | None = None  # issue 17: sessions.index.SessionsReport, when `sessions:` is set
     interrupted: bool = False
+    workers: int = 0  # worker processes that read, chunked and embedded (0: all in this process)
     seconds: float = 0.0
 
     def to_dict(self) -> dict:
@@ -219,24 +220,26 @@ def _vault_root(cfg: Config) -> Path:
 
 
 def reindex(cfg: Config, *, full: bool = False, progress: Progress | None = None, lock_wait_s: float = 30.0,
-            embed: bool = True) -> Report:
-    """Bring the index in line with the vault. `embed=False` builds the lexical index only."""
-    return _reindex(cfg, full, progress, lock_wait_s, embed, None)
+            embed: bool = True, workers: int | None = None) -> Report:
+    """Bring the index in line with the vault. `embed=False` builds the lexical index only.
+    `workers`: processes that read, chunk and embed notes (None: `cfg.workers`; 0: one per core;
+    1: all in this process); the index is the same whatever the number."""
+    return _reindex(cfg, full, progress, lock_wait_s, embed, None, workers)
 
 
 def reindex_paths(cfg: Config, paths: Iterable[str | os.PathLike], *, progress: Progress | None = None,
-                  lock_wait_s: float = 30.0, embed: bool = True) -> Report:
+                  lock_wait_s: float = 30.0, embed: bool = True, workers: int | None = None) -> Report:
     """Reindex only `paths` (absolute, or relative to the vault): files added, changed, deleted or
     renamed (both names), and folders (a folder that appeared is walked; one that went takes the
     notes indexed under it along). The same scrub/chunk/embed and one transaction per group of
     files as `reindex`; the rest of the vault is not walked (`vaultrag serve --watch` calls this
     with each batch of file events). Paths outside the vault or not covered by the config are
     ignored. When the index settings changed since the last run, the whole vault is reindexed."""
-    return _reindex(cfg, False, progress, lock_wait_s, embed, [os.fspath(p) for p in paths])
+    return _reindex(cfg, False, progress, lock_wait_s, embed, [os.fspath(p) for p in paths], workers)
 
 
 def _reindex(cfg: Config, full: bool, progress: Progress | None, lock_wait_s: float, embed: bool,
-             changes: list[str] | None) -> Report:
+             changes: list[str] | None, workers: int | None = None) -> Report:
     started = time.monotonic()
     root = _vault_root(cfg)
     backend = backend_for(cfg)
@@ -248,30 +251,30 @@ def _reindex(cfg: Config, full: bool, progress: Progress | None, lock_wait_s: fl
                                         f"interrupted full rebuild"))
         if full:  # into a shadow copy, published at once when the run completes
             with backend.rebuild() as rebuild, _Interrupt() as stop:
-                _run_on(rebuild.store, cfg, root, report, progress, stop, embed, full, None)
+                _run_on(rebuild.store, cfg, root, report, progress, stop, embed, full, None, workers)
                 if not report.interrupted:
                     rebuild.publish()
         else:
             with backend.open() as store, _Interrupt() as stop:
-                _run_on(store, cfg, root, report, progress, stop, embed, full, changes)
+                _run_on(store, cfg, root, report, progress, stop, embed, full, changes, workers)
     report.seconds = round(time.monotonic() - started, 3)
     return report
 
 
 def _run_on(store: Store, cfg: Config, root: Path, report: Report, progress: Progress | None, stop: _Interrupt,
-            embed: bool, full: bool, changes: list[str] | None) -> None:
+            embed: bool, full: bool, changes: list[str] | None, workers: int | None = None) -> None:
     if store.rebuilt_from is not None:
         report.warnings.append(("", f"index schema {store.rebuilt_from} is from an older vaultrag: "
                                     f"rebuilt from the vault"))
         changes = None
-    _run(store, cfg, root, report, progress, stop, embed, full, changes)
+    _run(store, cfg, root, report, progress, stop, embed, full, changes, workers)
     if not report.interrupted:  # issue 12: hooks' per-vault injection threshold
         from .retrieve.inject import recalibrate
         recalibrate(cfg, store)
 
 
 def _run(store: Store, cfg: Config, root: Path, report: Report, progress: Progress | None, stop: _Interrupt,
-         embed: bool, full: bool, changes: list[str] | None) -> None:
+         embed: bool, full: bool, changes: list[str] | None, workers: int | None = None) -> None:
     # The token counter (tiktoken's tables: ~0.4 s) is loaded only when a file must be processed; until
     # then the name recorded by the last run stands in for it in the settings fingerprint.
     meta = store.meta()
@@ -316,7 +319,7 @@ def _run(store: Store, cfg: Config, root: Path, report: Report, progress: Progre
     report.unchanged += len(found) - len(todo)
 
     written = _index_files(store, cfg, root, report, progress, stop, embedder, count_tokens, todo, found,
-                           stored_of, indexed, reprocess_all)
+                           stored_of, indexed, reprocess_all, workers)
     if not report.interrupted:
         for start in range(0, len(gone), FILES_PER_GROUP):
             with store.transaction():
@@ -447,61 +450,75 @@ def _still_note(cfg: Config, root: Path, rel: str) -> bool:
 
 def _index_files(store: Store, cfg: Config, root: Path, report: Report, progress: Progress | None,
                  stop: _Interrupt, embedder, count_tokens, todo: list[str], found: dict, stored_of: dict,
-                 indexed: dict, reprocess_all: bool) -> list[str]:
-    """Read, scrub, chunk and embed `todo` in groups, writing each group in one transaction (every
-    file stays fully old or fully new when a run is killed; the group only sets how much work a kill
-    loses). Progress is reported after each commit, so what it reports is stored."""
-    done = 0
-    total = len(todo)
+                 indexed: dict, reprocess_all: bool, workers: int | None = None) -> list[str]:
+    """Read, scrub, chunk and embed `todo` (in worker processes when there are many: index_pool),
+    writing each group of files in one transaction (every file stays fully old or fully new when a
+    run is killed; the group only sets how much work a kill loses). Progress is reported after each
+    commit, so what it reports is stored."""
+    from contextlib import closing
+
+    from .index_pool import Job, pool_size, prepared_files, resolve_workers, start_method
+
+    jobs = []
+    for rel in todo:
+        rec = indexed.get(stored_of[rel])
+        jobs.append(Job(rel, stored_of[rel], found[rel], None if rec is None or reprocess_all else rec.hash))
+    method = start_method()
+    size = pool_size(len(jobs), resolve_workers(cfg.workers if workers is None else workers), method)
+    report.workers = max(report.workers, size)
     written: list[str] = []
-    for start in range(0, total, FILES_PER_GROUP):
-        if stop.flag:
-            report.interrupted = True
-            return written
-        batch: list[tuple[FileWrite, list[str], bool]] = []
-        touched: list[tuple[str, os.stat_result]] = []
-        for rel in todo[start:start + FILES_PER_GROUP]:
-            st = found[rel]
-            stored = stored_of[rel]
-            rec = indexed.get(stored)
-            shown = shown_part(stored)
-            raw, text, reason = read_note(root, rel, cfg.max_file_bytes)
-            if reason:
-                report.skipped.append((shown, reason))
-                continue
-            if rec is not None and not reprocess_all and rec.hash == hashlib.sha256(raw).hexdigest():
-                touched.append((stored, st))
-                continue
-            if "\ufffd" in text and b"\xef\xbf\xbd" not in raw:
-                report.warnings.append((shown, "invalid UTF-8; undecodable bytes replaced with U+FFFD"))
-            fw, inputs, secrets, warnings = build_file(rel, st, raw, text, cfg, count_tokens, stored)
-            if stored != rel:
-                report.warnings.append((shown, "file or folder name holds a secret or control characters: "
-                                               "indexed and shown under this redacted name"))
-            for rule, n in secrets.items():
-                report.secrets[rule] = report.secrets.get(rule, 0) + n
-            report.warnings.extend((shown, w) for w in warnings)
-            batch.append((fw, inputs, rec is not None))
-        vectors = _embed_batch(store, embedder, [b[1] for b in batch], [b[0] for b in batch], cfg, report)
-        with store.transaction():
-            for stored, st in touched:
-                store.touch_file(stored, st.st_mtime_ns, st.st_size)
-            chunk_counts = [store.write_file(fw, vecs) for (fw, _inputs, _existed), vecs in zip(batch, vectors)]
-        report.touched += len(touched)
-        report.unchanged += len(touched)
-        report.chunks_written += sum(chunk_counts)
-        for fw, _inputs, existed in batch:
-            if existed:
-                report.updated += 1
-            else:
-                report.added += 1
-            written.append(fw.path)
-            done += 1
-            if progress:
-                progress(done, total, fw.path)
+    with closing(prepared_files(jobs, root, cfg, count_tokens, embedder, size, method)) as items:
+        for start in range(0, len(jobs), FILES_PER_GROUP):
+            if stop.flag:
+                break
+            group = [next(items) for _ in jobs[start:start + FILES_PER_GROUP]]
+            _write_group(store, cfg, report, progress, embedder, group, indexed, written, len(jobs))
     if stop.flag:
         report.interrupted = True
     return written
+
+
+def _write_group(store: Store, cfg: Config, report: Report, progress: Progress | None, embedder, group: list,
+                 indexed: dict, written: list[str], total: int) -> None:
+    batch = []
+    touched: list[tuple[str, os.stat_result]] = []
+    computed: dict = {}
+    for p, rows in group:
+        shown = shown_part(p.job.stored)
+        if p.skip:
+            report.skipped.append((shown, p.skip))
+            continue
+        if p.touched:
+            touched.append((p.job.stored, p.job.st))
+            continue
+        if rows is not None:
+            computed.update(rows)
+        if p.invalid_utf8:
+            report.warnings.append((shown, "invalid UTF-8; undecodable bytes replaced with U+FFFD"))
+        if p.job.stored != p.job.rel:
+            report.warnings.append((shown, "file or folder name holds a secret or control characters: "
+                                           "indexed and shown under this redacted name"))
+        for rule, n in p.secrets.items():
+            report.secrets[rule] = report.secrets.get(rule, 0) + n
+        report.warnings.extend((shown, w) for w in p.warnings)
+        batch.append((p.fw, list(p.inputs), p.job.stored in indexed))
+    vectors = _embed_batch(store, embedder, [b[1] for b in batch], [b[0] for b in batch], cfg, report,
+                           computed=computed if computed else None)
+    with store.transaction():
+        for stored, st in touched:
+            store.touch_file(stored, st.st_mtime_ns, st.st_size)
+        chunk_counts = [store.write_file(fw, vecs) for (fw, _inputs, _existed), vecs in zip(batch, vectors)]
+    report.touched += len(touched)
+    report.unchanged += len(touched)
+    report.chunks_written += sum(chunk_counts)
+    for fw, _inputs, existed in batch:
+        if existed:
+            report.updated += 1
+        else:
+            report.added += 1
+        written.append(fw.path)
+        if progress:
+            progress(len(written), total, fw.path)
 
 
 def _index_sessions(store: Store, cfg: Config, embedder, report: Report, stop: _Interrupt, only=None) -> dict:
