@@ -9,6 +9,7 @@ FTS vocabulary equals a fresh rebuild after adds, edits, deletes and renames.
 """
 from __future__ import annotations
 
+from ..base import FILES_SNAPSHOT_META
 from .vectors import padded_dim
 
 # Version 2 (issue 3, database size): hashes stored as bytes, long chunk text deflate-compressed,
@@ -24,7 +25,10 @@ from .vectors import padded_dim
 # Version 4: issue 17's `chunk_origins` (the scope and origin of chunks that do not come from a vault
 # file) joined the base schema; it had been a 2 -> 3 migration on a branch that never shipped with
 # issue 20's analysis, so every index older than 4 is rebuilt.
-BASE_VERSION = 4
+# Version 5 (issue 18): triggers on `files` drop the vault snapshot (store/base.py FILES_SNAPSHOT_META)
+# on any write, which lets a reindex with nothing changed skip reading the files table; an index
+# without them would trust a stale snapshot, so every index older than 5 is rebuilt.
+BASE_VERSION = 5
 
 # Tokenizer: porter stemming over unicode61 with diacritics folded. Porter only changes
 # English-looking suffixes; other scripts pass through unchanged (measured in BENCHMARKS.md).
@@ -51,6 +55,10 @@ BASE: tuple[str, ...] = (
         stem_key TEXT NOT NULL              -- casefolded file stem, resolves [[links]]
     )""",
     """CREATE INDEX files_stem ON files(stem_key)""",
+    # Issue 18: any write to `files` drops the vault snapshot in its own transaction (FILES_SNAPSHOT_META
+    # in store/base.py), so a snapshot still present proves the files table is as the run that wrote it left it.
+    *(f"""CREATE TRIGGER files_snapshot_{op.lower()} AFTER {op} ON files
+        BEGIN DELETE FROM meta WHERE key = '{FILES_SNAPSHOT_META}'; END""" for op in ("INSERT", "UPDATE", "DELETE")),
     """CREATE TABLE chunks (
         id INTEGER PRIMARY KEY AUTOINCREMENT,  -- never reused: a stale vector can't attach to a new chunk
         file_id INTEGER NOT NULL REFERENCES files(id) ON DELETE CASCADE,

@@ -175,6 +175,11 @@ class _StoreBase:
         rows = self.conn.execute("SELECT id, path, mtime_ns, size, hash FROM files")
         return {r[1]: FileRecord(r[0], r[1], r[2], r[3], r[4].hex()) for r in rows}
 
+    def file_stats(self) -> dict[str, tuple[int, int]]:
+        return {p: (m, s) for p, m, s in self.conn.execute("SELECT path, mtime_ns, size FROM files")}
+
+    files_snapshot = True  # schema.BASE: triggers on `files` drop the snapshot row
+
     def files_at(self, paths: Sequence[str], folders: Sequence[str] = ()) -> dict[str, FileRecord]:
         """`Store.files_at` through the UNIQUE index on files.path: exact paths, then one range a folder."""
         out: dict[str, FileRecord] = {}
