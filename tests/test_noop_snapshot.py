@@ -119,3 +119,66 @@ def test_file_stats_match_records(vault, cfg_for, files):
     with Store(cfg.db_path(), readonly=True) as s:
         assert s.file_stats() == {p: (r.mtime_ns, r.size) for p, r in s.files().items()}
         assert len(s.file_stats()) == files
+
+
+# -- chunk text with a preset deflate dictionary (issue 18: size per chunk) ---------------------
+def _dict_vault(root):
+    from conftest import write_notes
+
+    words = "restore the latest snapshot into the staging cluster and verify checksums before the rollout".split()
+    notes = {}
+    for i in range(12):
+        body = " ".join(words[(i + j) % len(words)] for j in range(60)) + f" note{i} 中文 ✓"
+        notes[f"n{i:02d}.md"] = f"# Note {i}\n\n{body}\n"
+    return write_notes(root, notes)
+
+
+def _stored_texts(db) -> dict:
+    with Store(db, readonly=True) as s:
+        return {p: [c.text for c in s.chunks_of_files([r.id])] for p, r in s.files().items()}
+
+
+def test_text_dictionary_shrinks_chunks_and_reads_back_exactly(tmp_path, cfg_for, monkeypatch):
+    vault = _dict_vault(tmp_path / "v")
+    cfg = cfg_for(vault)
+    reindex(cfg, embed=False)
+    before_texts = _stored_texts(cfg.db_path())
+    reader = Store(cfg.db_path(), readonly=True)  # opened before the dictionary exists
+    reader.chunks_of_files([1])
+    with Store(cfg.db_path()) as s:
+        blob_bytes = s.conn.execute("SELECT sum(length(text)) FROM chunks").fetchone()[0]
+        assert not s.train_text_dict()  # below TEXT_DICT_MIN_CHUNKS
+        monkeypatch.setattr(schema, "TEXT_DICT_MIN_CHUNKS", 5)
+        monkeypatch.setattr(schema, "TEXT_DICT_BATCH", 4)  # several batches
+        assert s.train_text_dict() and not s.train_text_dict()  # once
+        after_bytes = s.conn.execute("SELECT sum(length(text)) FROM chunks").fetchone()[0]
+        firsts = {r[0] for r in s.conn.execute("SELECT substr(text, 1, 1) FROM chunks WHERE typeof(text) = 'blob'")}
+    assert after_bytes < blob_bytes * 0.8 and firsts == {b"\x01"}
+    assert _stored_texts(cfg.db_path()) == before_texts
+    ids = [r.id for r in reader.files().values()]
+    assert [c.text for c in reader.chunks_of_files(ids)] == [t for p in sorted(before_texts) for t in before_texts[p]]
+    reader.close()
+
+
+def test_text_dictionary_new_writes_and_deletes_keep_fts_exact(tmp_path, cfg_for, monkeypatch):
+    vault = _dict_vault(tmp_path / "v")
+    cfg = cfg_for(vault)
+    reindex(cfg, embed=False)
+    monkeypatch.setattr(schema, "TEXT_DICT_MIN_CHUNKS", 5)
+    with Store(cfg.db_path()) as s:
+        s.optimize()  # what a reindex writing many files runs: trains the dictionary
+        assert s.conn.execute("SELECT count(*) FROM text_dicts").fetchone()[0] == 1
+    (vault / "n03.md").unlink()
+    (vault / "n05.md").write_text("# Note 5\n\nverify checksums before the rollout, then restore the staging "
+                                  "cluster from the latest snapshot\n", encoding="utf-8")
+    rep = reindex(cfg, embed=False)
+    assert (rep.updated, rep.deleted) == (1, 1)
+    with Store(cfg.db_path(), readonly=True) as s:
+        vocab = s.fts_vocabulary()
+        firsts = {r[0] for r in s.conn.execute("SELECT substr(text, 1, 1) FROM chunks WHERE typeof(text) = 'blob'")}
+    assert firsts == {b"\x01"}  # the new chunk used the dictionary too
+    fresh = dataclasses.replace(cfg, db=str(tmp_path / "fresh.sqlite"))
+    reindex(fresh, embed=False)
+    with Store(fresh.db_path(), readonly=True) as s:
+        assert s.fts_vocabulary() == vocab
+    assert _stored_texts(cfg.db_path()) == _stored_texts(fresh.db_path())
