@@ -147,6 +147,9 @@ def fingerprint(db: Path) -> dict:
     from vaultrag.paths import shown_part
     from vaultrag.store.connection import connect, load_vec
 
+    from vaultrag.store.sqlite.store import SqliteStore
+
+    text_of = SqliteStore(db, readonly=True, with_vec=False)  # chunk text as stored: deflated, with a dictionary
     conn = connect(db, readonly=True)
     has_vec = load_vec(conn) is None and conn.execute(
         "SELECT 1 FROM sqlite_master WHERE name = 'chunks_vec'").fetchone() is not None
@@ -161,8 +164,8 @@ def fingerprint(db: Path) -> dict:
                 row = conn.execute("SELECT embedding FROM chunks_vec WHERE rowid = ?", (cid,)).fetchone()
                 vecs.append(row[0] if row else None)
         links = sorted(conn.execute("SELECT target_key, kind, line FROM links WHERE file_id = ?", (fid,)).fetchall())
-        keys = sorted(conn.execute("SELECT key, kind, chunk_id != 0 FROM keys WHERE file_id = ?", (fid,)).fetchall())
-        files[shown_part(path)] = (h, title, [c[1:] for c in chunks], vecs, links, keys)
+        keys = sorted(conn.execute("SELECT key, kinds, chunk_id != 0 FROM keys WHERE file_id = ?", (fid,)).fetchall())
+        files[shown_part(path)] = (h, title, [c[1:4] + (text_of.unpack(c[4]),) + c[5:] for c in chunks], vecs, links, keys)
     fts_hits = {}
     for q in ("tar", "git commit", "process port", "file"):
         rows = conn.execute("SELECT f.path, c.section_index, c.chunk_index FROM chunks_fts JOIN chunks c ON "
@@ -170,6 +173,7 @@ def fingerprint(db: Path) -> dict:
                             (q,)).fetchall()
         fts_hits[q] = sorted((shown_part(p), s, c) for p, s, c in rows)
     conn.close()
+    text_of.close()
     return {"files": files, "fts": fts_hits}
 
 

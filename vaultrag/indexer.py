@@ -25,10 +25,11 @@ from . import __version__, chunker, markdown
 from .config import Config
 from .errors import VaultNotFound
 from .paths import KEY_META, display_path, new_key, resolve, shown_part, stored_path
-from .scan import allowed, exclude_patterns, scan
+from .scan import allowed, exclude_patterns, scan, snapshot
 from .scrubber import scrub
 from .sessions import is_session_path
 from .store import ChunkRow, FileWrite, LinkRow, Store, backend_for
+from .store.base import FILES_SNAPSHOT_META
 from .textutil import meta_key
 from .tokens import load_counter
 from .index_vectors import embed_batch as _embed_batch, embed_input, embed_missing as _embed_missing
@@ -292,14 +293,15 @@ def _run(store: Store, cfg: Config, root: Path, report: Report, progress: Progre
     key = path_key(store)
     report.warnings.extend(("", w) for w in exclude_patterns(cfg.exclude, root)[1])
     digest = store.get_meta(PATHS_VERIFIED_META) or ""
+    snap = None
     if changes is None:
-        indexed = store.files()  # the one comparison: every record, matched against one stat walk
-        actual = paths_digest(p for p in indexed if not is_session_path(p))  # sessions: their own offsets
         found, skipped = scan(cfg, root)
-        todo, stored_of = plan_vault(found, indexed, key, reprocess_all, trusted=digest == actual)
-        live = set(stored_of.values())
-        gone = [p for p in indexed if p not in live and not is_session_path(p)]  # sessions: below
-        digest = actual  # every name was checked (or trusted) on this run
+        snap = snapshot(found, f"{__version__}/{INDEX_FORMAT}/{key}")
+        if not reprocess_all and store.files_snapshot and store.get_meta(FILES_SNAPSHOT_META) == snap:
+            # Nothing written since a whole-vault run left the index in line with this very scan.
+            todo, stored_of, indexed, gone = [], {}, {}, []
+        else:
+            todo, stored_of, indexed, gone, digest = _compare_vault(store, found, key, reprocess_all, digest)
     else:
         rels = [r for r in dict.fromkeys(_vault_rel(c, str(root)) for c in changes) if r]
         indexed = store.files_at([stored_path(r, key) for r in rels], [display_path(r) for r in rels])
@@ -313,13 +315,17 @@ def _run(store: Store, cfg: Config, root: Path, report: Report, progress: Progre
         reprocess_all = True
         todo = list(found)
         stored_of = {rel: stored_of.get(rel) or stored_path(rel, key) for rel in found}
+        indexed = store.files_at(list(stored_of.values()))
     count_tokens = token_counter()[1] if todo else None
     report.skipped.extend(skipped)
     report.scanned = len(found)
     report.unchanged += len(found) - len(todo)
 
+    skips_before = len(report.skipped)
     written = _index_files(store, cfg, root, report, progress, stop, embedder, count_tokens, todo, found,
                            stored_of, indexed, reprocess_all, workers)
+    if len(report.skipped) != skips_before:
+        snap = None  # a file the index lacks (unreadable, too large...): the next run looks at it again
     if not report.interrupted:
         for start in range(0, len(gone), FILES_PER_GROUP):
             with store.transaction():
@@ -337,11 +343,27 @@ def _run(store: Store, cfg: Config, root: Path, report: Report, progress: Progre
             if digest and (delta != paths_digest(()) or changes is None):
                 # XOR is its own inverse: a digest that did not match the index still does not after this
                 store.set_meta(PATHS_VERIFIED_META, format(int(digest, 16) ^ int(delta, 16), "032x"))
+            if snap is not None and store.files_snapshot:  # after every file write of this run
+                store.set_meta(FILES_SNAPSHOT_META, snap)
     if full and not report.interrupted:
         store.optimize(compact=True)  # one VACUUM (optimize alone may run one when pages freed)
     elif report.added + report.updated + report.deleted >= OPTIMIZE_AFTER_FILES:
         store.optimize()
     report.chunks_total = store.counts()["chunks"]
+
+
+def _compare_vault(store: Store, found: dict[str, os.stat_result], key: str, reprocess_all: bool, digest: str
+                   ) -> tuple[list[str], dict[str, str], dict, list[str], str]:
+    """The whole-vault comparison: (todo, stored path of each found path, the records of the todo
+    paths, stored paths gone from the vault, the paths digest this run leaves). One query of
+    (path, mtime, size) for every file; full records only for the files to process."""
+    stats = store.file_stats()
+    actual = paths_digest(p for p in stats if not is_session_path(p))  # sessions: their own offsets
+    todo, stored_of = plan_vault(found, stats, key, reprocess_all, trusted=digest == actual)
+    live = set(stored_of.values())
+    gone = [p for p in stats if p not in live and not is_session_path(p)]  # sessions: _index_sessions
+    indexed = store.files_at([stored_of[rel] for rel in todo if stored_of[rel] in stats]) if todo else {}
+    return todo, stored_of, indexed, gone, actual  # every name was checked (or trusted) on this run
 
 
 def paths_digest(paths: Iterable[str]) -> str:
@@ -364,9 +386,10 @@ def token_counter() -> tuple[str, Callable[[str], int]]:
     return _COUNTER
 
 
-def plan_vault(found: dict[str, os.stat_result], indexed: dict, key: str, reprocess_all: bool = False,
+def plan_vault(found: dict[str, os.stat_result], indexed: dict[str, tuple[int, int]], key: str, reprocess_all: bool = False,
                trusted: bool = False) -> tuple[list[str], dict[str, str]]:
-    """(paths to (re)process, stored path of every found path) for a whole-vault `scan`.
+    """(paths to (re)process, stored path of every found path) for a whole-vault `scan`, against
+    `indexed` as `Store.file_stats` gives it (stored path -> (mtime_ns, size)).
 
     `trusted` (PATHS_VERIFIED_META matches): a path the index holds as itself was clean when this
     vaultrag stored it (a redacted name is stored tagged, and a tagged path never ends in .md), so
@@ -376,13 +399,14 @@ def plan_vault(found: dict[str, os.stat_result], indexed: dict, key: str, reproc
     stored_of: dict[str, str] = {}
     for rel, st in found.items():
         rec = indexed.get(rel) if trusted else None
-        if rec is not None and rec.mtime_ns == st.st_mtime_ns and rec.size == st.st_size:
+        if rec is not None and rec == (st.st_mtime_ns, st.st_size):
             stored_of[rel] = rel
             if reprocess_all:
                 todo.append(rel)
             continue
         stored = stored_of[rel] = stored_path(rel, key)
-        if reprocess_all or is_stale(indexed.get(stored), st):
+        rec = indexed.get(stored)
+        if reprocess_all or rec is None or rec != (st.st_mtime_ns, st.st_size):
             todo.append(rel)
     return todo, stored_of
 

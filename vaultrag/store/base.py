@@ -150,6 +150,9 @@ class IndexMeta:
             return None
 
 
+# Issue 18: meta row holding a digest of the vault as the last whole-vault reindex left it in line
+# with the index (paths, mtimes, sizes); backends with `files_snapshot` drop it on any document write.
+FILES_SNAPSHOT_META = "files_snapshot"
 META_FIELDS = tuple(f.name for f in fields(IndexMeta))
 _JSON_FIELDS = ("last_reindex", "embedding")
 
@@ -249,6 +252,15 @@ class Store(ABC):
     # -- documents (write side)
     @abstractmethod
     def files(self) -> dict[str, FileRecord]: ...
+
+    def file_stats(self) -> dict[str, tuple[int, int]]:
+        """stored path -> (mtime_ns, size) of every document: what a whole-vault comparison needs
+        (issue 18: cheaper than `files`). This default derives it from `files`."""
+        return {p: (r.mtime_ns, r.size) for p, r in self.files().items()}
+
+    #: issue 18: True when every document write removes the FILES_SNAPSHOT_META row in the same
+    #: transaction (SQLite: triggers on `files`), so a stored snapshot proves nothing changed since
+    files_snapshot: bool = False
 
     def files_at(self, paths: Sequence[str], folders: Sequence[str] = ()) -> dict[str, FileRecord]:
         """The records of `paths` and of every path under one of `folders` (stored forms; the

@@ -23,18 +23,27 @@ def _fts_values(chunk_id: int, text: str, search_text: str | None, heading_path:
             "context": fts_text(context)}
 
 
-def pack_text(text: str) -> str | bytes:
-    """Chunk text as stored: raw deflate (a BLOB) when long enough and smaller, else the text itself."""
+def pack_text(text: str, dict_id: int = 0, primed=None) -> str | bytes:
+    """Chunk text as stored: a BLOB (dictionary id byte, then raw deflate; `primed` is a compressor
+    already fed dictionary `dict_id`) when long enough and smaller, else the text itself."""
     raw = text.encode("utf-8", "surrogatepass")
     if len(raw) < schema.COMPRESS_MIN_BYTES:
         return text
-    z = zlib.compressobj(9, zlib.DEFLATED, -15)
-    packed = z.compress(raw) + z.flush()
+    z = primed.copy() if primed is not None else zlib.compressobj(schema.COMPRESS_LEVEL, zlib.DEFLATED, -15)
+    packed = bytes((dict_id if primed is not None else 0,)) + z.compress(raw) + z.flush()
     return packed if len(packed) < len(raw) else text
 
 
-def unpack_text(value: str | bytes) -> str:
-    return value if isinstance(value, str) else zlib.decompress(value, -15).decode("utf-8", "surrogatepass")
+def unpack_text(value: str | bytes, zdict: bytes | None = None) -> str:
+    """Stored chunk text back as text; `zdict`: the dictionary its first byte names (when not 0)."""
+    if isinstance(value, str):
+        return value
+    if value[0] == 0:
+        return zlib.decompress(value[1:], -15).decode("utf-8", "surrogatepass")
+    if zdict is None:
+        raise ValueError(f"chunk text needs deflate dictionary {value[0]}, which the index lacks")
+    z = zlib.decompressobj(-15, zdict=zdict)
+    return (z.decompress(value[1:]) + z.flush()).decode("utf-8", "surrogatepass")
 
 
 def _hash_bytes(hex_digest: str) -> bytes:
@@ -66,6 +75,8 @@ class _StoreBase:
             self.vec_error = load_vec(self.conn) if with_vec else "vectors not requested"
             self.rebuilt_from: int | None = None  # schema version of an index this open replaced
             self._last_query: tuple[bytes | None, bytes | None] = (None, None)  # see _query_form
+            self._dicts: dict[int, bytes] = {}  # text_dicts rows read so far (append only)
+            self._primed: tuple[int, object] | None = None  # (dict id, compressor fed it) for writes
             if not readonly:
                 self._migrate(with_vec)
             else:
@@ -170,10 +181,59 @@ class _StoreBase:
             else:
                 self.set_meta(key, value)
 
+    # -- chunk text --------------------------------------------------------------------------
+    def unpack(self, value: str | bytes) -> str:
+        """A stored `chunks.text` as text (dictionaries read once, on first need)."""
+        if isinstance(value, str) or value[0] == 0:
+            return unpack_text(value)
+        zdict = self._dicts.get(value[0])
+        if zdict is None:  # a dictionary added since (another writer): read them again
+            self._dicts = dict(self.conn.execute("SELECT id, dict FROM text_dicts"))
+            zdict = self._dicts.get(value[0])
+        return unpack_text(value, zdict)
+
+    def _pack(self, text: str) -> str | bytes:
+        if self._primed is None:
+            row = self.conn.execute("SELECT id, dict FROM text_dicts ORDER BY id DESC LIMIT 1").fetchone()
+            self._primed = (0, None) if row is None else (row[0], _primed_compressor(row[1]))
+        return pack_text(text, *self._primed)
+
+    def train_text_dict(self) -> bool:
+        """Give the index its deflate dictionary (schema.TEXT_DICT_*) and re-deflate every chunk with
+        it, once it holds enough chunks and has none. True when it did. Outside a transaction."""
+        if self.conn.execute("SELECT 1 FROM text_dicts").fetchone() is not None:
+            return False
+        if self.conn.execute("SELECT count(*) FROM chunks").fetchone()[0] < schema.TEXT_DICT_MIN_CHUNKS:
+            return False
+        sample = self.conn.execute("SELECT text FROM chunks ORDER BY (id * 2654435761) % 4294967296, id LIMIT ?",
+                                   (schema.TEXT_DICT_SAMPLE,)).fetchall()
+        zdict = "\n".join(self.unpack(t) for (t,) in sample).encode("utf-8", "surrogatepass")[-schema.TEXT_DICT_BYTES:]
+        with self.transaction():
+            dict_id = self.conn.execute("INSERT INTO text_dicts (dict) VALUES (?)", (zdict,)).lastrowid
+        self._dicts[dict_id] = zdict
+        self._primed = (dict_id, _primed_compressor(zdict))
+        last = 0
+        while True:
+            rows = self.conn.execute("SELECT id, text FROM chunks WHERE id > ? ORDER BY id LIMIT ?",
+                                     (last, schema.TEXT_DICT_BATCH)).fetchall()
+            if not rows:
+                return True
+            with self.transaction():
+                for cid, value in rows:
+                    packed = self._pack(self.unpack(value))
+                    if packed != value:
+                        self.conn.execute("UPDATE chunks SET text = ? WHERE id = ?", (packed, cid))
+            last = rows[-1][0]
+
     # -- files -------------------------------------------------------------------------------
     def files(self) -> dict[str, FileRecord]:
         rows = self.conn.execute("SELECT id, path, mtime_ns, size, hash FROM files")
         return {r[1]: FileRecord(r[0], r[1], r[2], r[3], r[4].hex()) for r in rows}
+
+    def file_stats(self) -> dict[str, tuple[int, int]]:
+        return {p: (m, s) for p, m, s in self.conn.execute("SELECT path, mtime_ns, size FROM files")}
+
+    files_snapshot = True  # schema.BASE: triggers on `files` drop the snapshot row
 
     def files_at(self, paths: Sequence[str], folders: Sequence[str] = ()) -> dict[str, FileRecord]:
         """`Store.files_at` through the UNIQUE index on files.path: exact paths, then one range a folder."""
@@ -202,7 +262,7 @@ class _StoreBase:
         file_id = row[0]
         has_vec = self.has_vec_table()
         for cid, text, search_text, heading, context in self.conn.execute(schema.FILE_CHUNKS, {"file_id": file_id}).fetchall():
-            self.conn.execute(schema.DELETE_FTS, _fts_values(cid, unpack_text(text), search_text, heading, context))
+            self.conn.execute(schema.DELETE_FTS, _fts_values(cid, self.unpack(text), search_text, heading, context))
             if has_vec:
                 self.conn.execute(f"DELETE FROM {schema.VEC_TABLE} WHERE rowid = :id", {"id": cid})
         self.conn.execute("DELETE FROM files WHERE id = :id", {"id": file_id})  # cascades chunks, links, keys
@@ -218,7 +278,7 @@ class _StoreBase:
         ids: list[int] = []
         vec_sql = self._vec_insert_sql() if vectors is not None else None
         for pos, ch in enumerate(fw.chunks):
-            values = {**ch.__dict__, "file_id": file_id, "text": pack_text(ch.text),
+            values = {**ch.__dict__, "file_id": file_id, "text": self._pack(ch.text),
                       "content_hash": _hash_bytes(ch.content_hash), "embed_hash": _hash_bytes(ch.embed_hash)}
             cid = self.conn.execute(schema.INSERT_CHUNK, values).lastrowid
             ids.append(cid)
@@ -231,7 +291,10 @@ class _StoreBase:
                 "target": ln.target, "target_key": ln.target_key, "anchor": ln.anchor, "kind": ln.kind,
                 "text": ln.text, "line": ln.line})
         for key, kind, pos in fw.keys:
-            self.conn.execute(schema.INSERT_KEY, {"key": key, "kind": kind, "file_id": file_id,
+            bit = schema.KEY_KIND_BIT.get(kind)
+            if bit is None:
+                raise ValueError(f"unknown metadata key kind {kind!r} for {fw.path!r}; known: {', '.join(schema.KEY_KINDS)}")
+            self.conn.execute(schema.INSERT_KEY, {"key": key, "bit": bit, "file_id": file_id,
                                                   "chunk_id": ids[pos] if pos is not None else 0})
         return len(ids)
 
@@ -303,7 +366,7 @@ class _StoreBase:
         sql = (f"SELECT c.id, f.title, c.heading_path, c.text FROM chunks c JOIN files f ON f.id = c.file_id "
                f"WHERE NOT EXISTS (SELECT 1 FROM {schema.VEC_TABLE} v WHERE v.rowid = c.id) ORDER BY c.id")
         for cid, title, heading, text in self.conn.execute(sql).fetchall():
-            yield cid, title, heading, unpack_text(text)
+            yield cid, title, heading, self.unpack(text)
 
     def put_vector(self, chunk_id: int, blob: bytes) -> None:
         self.conn.execute(f"DELETE FROM {schema.VEC_TABLE} WHERE rowid = :id", {"id": chunk_id})
@@ -314,6 +377,8 @@ class _StoreBase:
         """Merge the FTS segments, then give back the pages that freed if they are a large share.
         `compact` rewrites the file in any case (after a full build: b-trees filled in key order,
         no free pages)."""
+        if not self.readonly:
+            self.train_text_dict()
         self.conn.execute("INSERT INTO chunks_fts(chunks_fts) VALUES ('optimize')")
         pages = self.conn.execute("PRAGMA page_count").fetchone()[0]
         free = self.conn.execute("PRAGMA freelist_count").fetchone()[0]
@@ -347,9 +412,13 @@ _CHUNK_COLS = ("c.id, c.file_id, f.path, f.title, f.hash, f.mtime_ns, f.size, c.
                "c.heading_path, c.context, c.text, c.line_start, c.line_end, c.content_hash, c.tokens, c.block_ids")
 
 
-def _stored_chunk(r) -> StoredChunk:
-    """A row of `_CHUNK_COLS` as the retriever sees it: hashes as hex, text inflated."""
-    return StoredChunk(r[0], r[1], r[2], r[3], r[4].hex(), r[5], r[6], r[7], r[8], r[9], r[10], unpack_text(r[11]),
+def _primed_compressor(zdict: bytes):
+    return zlib.compressobj(schema.COMPRESS_LEVEL, zlib.DEFLATED, -15, zdict=zdict)
+
+
+def _stored_chunk(r, unpack) -> StoredChunk:
+    """A row of `_CHUNK_COLS` as the retriever sees it: hashes as hex, text inflated (`unpack`)."""
+    return StoredChunk(r[0], r[1], r[2], r[3], r[4].hex(), r[5], r[6], r[7], r[8], r[9], r[10], unpack(r[11]),
                        r[12], r[13], r[14].hex(), r[15], r[16])
 
 
@@ -398,14 +467,14 @@ class QueryMixin:
         if not ids:
             return {}
         sql = f"SELECT {_CHUNK_COLS} FROM chunks c JOIN files f ON f.id = c.file_id WHERE c.id IN ({_in_clause(ids)})"
-        return {r[0]: _stored_chunk(r) for r in self.conn.execute(sql, ids)}
+        return {r[0]: _stored_chunk(r, self.unpack) for r in self.conn.execute(sql, ids)}
 
     def chunks_of_files(self, file_ids: Sequence[int]) -> list[StoredChunk]:
         if not file_ids:
             return []
         sql = (f"SELECT {_CHUNK_COLS} FROM chunks c JOIN files f ON f.id = c.file_id "
                f"WHERE c.file_id IN ({_in_clause(file_ids)}) ORDER BY c.file_id, c.section_index, c.chunk_index")
-        return [_stored_chunk(r) for r in self.conn.execute(sql, list(file_ids))]
+        return [_stored_chunk(r, self.unpack) for r in self.conn.execute(sql, list(file_ids))]
 
     def origins(self, ids: Sequence[int]) -> dict[int, tuple[str, str]]:
         ids = list(dict.fromkeys(ids))
@@ -434,8 +503,11 @@ class QueryMixin:
         """(key, kind, file id, chunk id or None) for every stored metadata key in `keys`."""
         if not keys:
             return []
-        sql = f"SELECT key, kind, file_id, NULLIF(chunk_id, 0) FROM keys WHERE key IN ({_in_clause(keys)})"
-        return [tuple(r) for r in self.conn.execute(sql, list(keys))]
+        sql = f"SELECT key, kinds, file_id, chunk_id FROM keys WHERE key IN ({_in_clause(keys)})"
+        out = [(key, kind, fid, cid) for key, kinds, fid, cid in self.conn.execute(sql, list(keys))
+               for kind, bit in schema.KEY_KIND_BIT.items() if kinds & bit]
+        out.sort(key=lambda r: (r[0], r[2], r[1], r[3]))  # by key, file, kind, chunk: as the index gave it
+        return [(key, kind, fid, cid or None) for key, kind, fid, cid in out]
 
     # -- FTS5 and vec0 in their own syntax (store/sqlite/fts.py builds the MATCH strings)
     def fts_doc_count(self, phrase: str, cap: int) -> int:
