@@ -114,3 +114,68 @@ def test_forwarding_imports_neither_json_nor_signal():
     p = subprocess.run([sys.executable, "-I", "-c", code], capture_output=True, text=True, timeout=60)
     assert p.returncode == 0, p.stderr
     assert p.stdout.strip() == "[]"
+
+
+# -- the query encoder's vocabulary cache (vaultrag.lean_vocab) --------------------------------
+BUNDLED_MODEL = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                             "vaultrag", "models", "minilm-l6-static-256")
+
+
+def _vocab_texts(vocab: dict) -> list[str]:
+    import random
+
+    rng = random.Random(18)
+    words = sorted(vocab)
+    return (["compress a directory into a tar archive", "Grüße, 世界 naïve café", "xyzzyplugh qqq zzzzzz",
+             "[UNK] [CLS] hello [SEP]", "", "   ", "a" * 300, "\ud800 lone surrogate", "ŁÓDŹ Ελληνικά 日本語のテキスト"]
+            + [" ".join(rng.sample(words, 8)) for _ in range(200)])
+
+
+def test_cached_vocabulary_encodes_exactly_like_tokenizer_json(tmp_path):
+    from vaultrag.lean_encoder import LeanEncoder
+    from vaultrag.lean_vocab import SortedVocab, cached_encoder
+
+    ref = LeanEncoder.from_folder(BUNDLED_MODEL)
+    first = cached_encoder(BUNDLED_MODEL, tmp_path / "c")  # miss: parses, writes the cache
+    cached = cached_encoder(BUNDLED_MODEL, tmp_path / "c")  # hit
+    assert isinstance(cached.vocab, SortedVocab) and not isinstance(first.vocab, SortedVocab)
+    assert [p.suffix for p in (tmp_path / "c").iterdir()] == [".vocab"]
+    assert (tmp_path / "c").stat().st_mode & 0o777 == 0o700
+    for text in _vocab_texts(ref.vocab):
+        assert cached.tokenize(text) == ref.tokenize(text), text
+        assert cached.encode(text) == ref.encode(text), text
+        assert cached.known_share(text.split()) == ref.known_share(text.split()), text
+    assert all(cached.vocab.get(tok) == i for tok, i in ref.vocab.items())
+    assert len(cached.vocab) == len(ref.vocab) and "##ing" in cached.vocab and "notawordatall" not in cached.vocab
+    assert cached.vocab.get("notawordatall", -1) == -1
+    assert (cached.max_token_chars, cached.median_token_length, cached.unk_id, cached.max_length) == \
+        (ref.max_token_chars, ref.median_token_length, ref.unk_id, ref.max_length)
+
+
+@pytest.mark.parametrize("damage", ["truncate", "garbage", "empty", "other-key"])
+def test_damaged_vocabulary_cache_is_rebuilt(tmp_path, damage):
+    from vaultrag.lean_encoder import LeanEncoder
+    from vaultrag.lean_vocab import SortedVocab, cached_encoder
+
+    cached_encoder(BUNDLED_MODEL, tmp_path)
+    (path,) = tmp_path.glob("*.vocab")
+    good = path.read_bytes()
+    data = {"truncate": good[: len(good) // 2], "garbage": os.urandom(len(good)), "empty": b"",
+            "other-key": good.replace(b'"key": "[1', b'"key": "[9', 1)}[damage]
+    assert data != good
+    path.write_bytes(data)
+    enc = cached_encoder(BUNDLED_MODEL, tmp_path)  # falls back to tokenizer.json and rewrites the file
+    ref = LeanEncoder.from_folder(BUNDLED_MODEL)
+    assert enc.encode("restore drill snapshots") == ref.encode("restore drill snapshots")
+    assert path.read_bytes() == good
+    assert isinstance(cached_encoder(BUNDLED_MODEL, tmp_path).vocab, SortedVocab)
+
+
+def test_unwritable_vocabulary_cache_still_encodes(tmp_path):
+    from vaultrag.lean_encoder import LeanEncoder
+    from vaultrag.lean_vocab import cached_encoder
+
+    blocker = tmp_path / "file"
+    blocker.write_text("not a folder")
+    enc = cached_encoder(BUNDLED_MODEL, blocker / "cache")
+    assert enc.encode("tar archive") == LeanEncoder.from_folder(BUNDLED_MODEL).encode("tar archive")

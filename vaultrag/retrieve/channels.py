@@ -189,12 +189,14 @@ _ENCODERS: dict[str, object] = {}
 
 
 def encoder_for(model_path: str):
-    """The lean (stdlib) query encoder for the model the index was built with, cached per process."""
+    """The lean (stdlib) query encoder for the model the index was built with, cached per process
+    (and its vocabulary per user: vaultrag.lean_vocab)."""
     enc = _ENCODERS.get(model_path)
     if enc is None:
-        from ..lean_encoder import LeanEncoder
+        from ..config import xdg_dir
+        from ..lean_vocab import cached_encoder
 
-        enc = LeanEncoder.from_folder(model_path)
+        enc = cached_encoder(model_path, xdg_dir("cache") / "encoders")  # no tokenizer.json parse per process
         _ENCODERS[model_path] = enc
     return enc
 
