@@ -95,8 +95,7 @@ def _seen_key(hit) -> str:
 
 def context_for(query: str, session_id: str, event: str, cfg, store=None) -> str | None:
     """The hook output for `query`, or None (no evidence, or nothing new for this session)."""
-    import dataclasses
-
+    from .frozen import replace
     from .render import render_context
     from .retrieve.inject import hook_answer
     from .session_memory import claim
@@ -117,7 +116,7 @@ def context_for(query: str, session_id: str, event: str, cfg, store=None) -> str
         hits = list(ans.hits)
     if not hits:
         return None
-    block = render_context(dataclasses.replace(ans, hits=tuple(hits)))
+    block = render_context(replace(ans, hits=tuple(hits)))
     return _emit(event, additionalContext=block) if block else None
 
 
