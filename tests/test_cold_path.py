@@ -13,9 +13,9 @@ from vaultrag.digest import sha256
 from vaultrag.indexer import reindex
 
 # Standard-library modules the UserPromptSubmit hook does without (each costs a fresh process
-# 1-6 ms at import; BENCHMARKS.md "Cold paths"). (The stdlib `sqlite3` is still imported by
-# session memory, for its state file.)
-LAZY_STDLIB = ("logging", "hashlib", "difflib", "secrets", "hmac")
+# 1-6 ms at import; BENCHMARKS.md "Cold paths"), and what the hook-path records do without
+# (vaultrag.frozen: `dataclasses` pulls in inspect, ast, dis and tokenize).
+LAZY_STDLIB = ("logging", "hashlib", "difflib", "secrets", "hmac", "dataclasses", "inspect", "ast", "dis")
 
 
 @pytest.fixture
@@ -41,6 +41,23 @@ def test_prompt_hook_answers_without_the_lazy_stdlib_modules(env):
                                              "prompt": "daily snapshots retention"})
     assert b"Relevant Memory Context" in out
     assert loaded == []
+
+
+def test_session_memory_uses_the_index_driver_not_a_second_sqlite(env):
+    from vaultrag.store.sqlite.connection import sqlite_module
+
+    code = ("import io, sys\n"
+            "sys.stdin = io.TextIOWrapper(io.BytesIO(b'{\"session_id\": \"cold-2\", \"hook_event_name\": "
+            "\"UserPromptSubmit\", \"prompt\": \"daily snapshots retention\"}'))\n"
+            "from vaultrag.hooks import main\nmain('UserPromptSubmit')\n"
+            "print(sorted(m for m in ('sqlite3', 'sqlean') if m in sys.modules), file=sys.stderr)\n")
+    p = subprocess.run([sys.executable, "-I", "-c", code], capture_output=True, env=env, timeout=60)
+    assert p.returncode == 0, p.stderr
+    assert b"Relevant Memory Context" in p.stdout
+    loaded = p.stderr.decode().strip().splitlines()[-1]
+    assert loaded == ("['sqlean']" if sqlite_module().__name__ == "sqlean" else "['sqlite3']")
+    state = os.path.join(env.get("XDG_STATE_HOME", ""), "vaultrag", "sessions.sqlite")
+    assert os.path.exists(state)  # the decision was recorded with that driver
 
 
 def test_library_logger_is_quiet_when_logging_is_imported_later():

@@ -60,8 +60,11 @@ def state_file(state_dir: Path) -> Path:
 
 
 def _connect(path: Path):
-    import sqlite3
+    # The index's own driver: when that is sqlean, the stdlib `sqlite3` would load a second SQLite
+    # library into the hook process (~2-4 ms, issue 18). Both read and write the same file format.
+    from .store.sqlite.connection import sqlite_module
 
+    sqlite3 = sqlite_module()
     fresh = not path.exists()
     if fresh:
         private_dir(path.parent)
@@ -91,7 +94,7 @@ def claim(state_dir: Path, session_id: str, query: str, block: Sequence[T], key:
           now: float | None = None) -> list[T]:
     """The hits of `block` to inject now for `query` in `session_id`, remembered atomically.
 
-    `block` is ranked, strongest first. Raises OSError / sqlite3.Error when the state cannot be
+    `block` is ranked, strongest first. Raises OSError / the SQLite driver's Error when the state cannot be
     used (the caller decides how to fail open).
     """
     if not block or not session_id:
