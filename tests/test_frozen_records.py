@@ -36,6 +36,7 @@ def _pair():
 
 def test_record_behaves_like_the_frozen_dataclass():
     dc, rec = _pair()
+    assert rec(0).a == 0  # the first call compiles the generated methods
     assert list(inspect.signature(dc).parameters) == list(inspect.signature(rec).parameters)
     for args, kw in [((1,), {}), ((2, "y"), {"c": {"k": [1]}}), ((3,), {"e": 1.5, "d": ("p", "q")})]:
         x, y = dc(*args, **kw), rec(*args, **kw)
@@ -109,6 +110,17 @@ def test_nested_records_and_inheritance():
         class Bad:
             a: int = 0
             b: int
+
+
+def test_methods_compile_on_first_use_of_any():
+    _, rec = _pair()
+    assert rec.__init__.__code__.co_varnames[:3] == ("self", "args", "kwargs")  # still the stub
+    a, b = rec(1, c=()), rec(1, c=())
+    assert "_d" in rec.__init__.__code__.co_varnames and hash(a) == hash(b) and a == b
+    _, rec2 = _pair()
+    r = object.__new__(rec2)
+    object.__setattr__(r, "__dict__", {"a": 5, "b": "x", "c": (), "d": (), "e": None})
+    assert r == rec2(5, c=()) and "a=5" in repr(r)  # __eq__ first: compiles all of them
 
 
 def test_post_init_runs():

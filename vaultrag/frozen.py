@@ -135,21 +135,43 @@ def _source(cls, flds: list[Field], post_init: bool) -> tuple[str, dict]:
     return src, env
 
 
+_METHODS = ("__init__", "__repr__", "__eq__", "__hash__")
+
+
+def _install(cls) -> None:
+    """Compile `cls`'s generated methods and put them in place of the stubs (once per class)."""
+    src, env = _source(cls, list(cls.__vr_fields__), hasattr(cls, "__post_init__"))
+    exec(src, env)  # noqa: S102 - the source is built from the class's own field names
+    for name in cls.__vr_generated__:
+        fn = env[name]
+        fn.__qualname__ = f"{cls.__qualname__}.{name}"
+        fn.__module__ = cls.__module__
+        type.__setattr__(cls, name, fn)
+
+
+def _stub(cls, name: str):
+    """Stands in for a generated method until first called: a record class a process never
+    instantiates (most of the write side, in a hook) never pays for compiling its methods."""
+    def method(self, *args, **kwargs):
+        if cls.__dict__.get(name) is method:
+            _install(cls)
+        return cls.__dict__[name](self, *args, **kwargs)
+    method.__name__, method.__qualname__, method.__module__ = name, f"{cls.__qualname__}.{name}", cls.__module__
+    return method
+
+
 def frozen(cls):
-    """Class decorator: a frozen record, like `@dataclass(frozen=True)` (see the module docstring)."""
-    flds = _collect(cls)
-    src, env = _source(cls, flds, hasattr(cls, "__post_init__"))
-    exec(src, env)  # noqa: S102 - the source is built above from the class's own field names
-    for name in ("__init__", "__repr__", "__eq__", "__hash__"):
-        if name in ("__init__", "__hash__") or name not in cls.__dict__:
-            fn = env[name]
-            fn.__qualname__ = f"{cls.__qualname__}.{name}"
-            fn.__module__ = cls.__module__
-            setattr(cls, name, fn)
+    """Class decorator: a frozen record, like `@dataclass(frozen=True)` (see the module docstring).
+
+    The generated methods are compiled when one of them is first called (one `exec` per class), so
+    `inspect.signature(cls)` shows the field parameters only once the class has been used."""
+    cls.__vr_fields__ = tuple(_collect(cls))
+    cls.__vr_generated__ = tuple(n for n in _METHODS if n in ("__init__", "__hash__") or n not in cls.__dict__)
+    for name in cls.__vr_generated__:
+        setattr(cls, name, _stub(cls, name))
     cls.__setattr__ = _frozen_setattr
     cls.__delattr__ = _frozen_delattr
-    cls.__vr_fields__ = tuple(flds)
-    cls.__match_args__ = tuple(f.name for f in flds)
+    cls.__match_args__ = tuple(f.name for f in cls.__vr_fields__)
     cls.__dataclass_fields__ = _DataclassFields()
     return cls
 
