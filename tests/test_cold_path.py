@@ -196,3 +196,21 @@ def test_unwritable_vocabulary_cache_still_encodes(tmp_path):
     blocker.write_text("not a folder")
     enc = cached_encoder(BUNDLED_MODEL, blocker / "cache")
     assert enc.encode("tar archive") == LeanEncoder.from_folder(BUNDLED_MODEL).encode("tar archive")
+
+
+def test_similarities_after_knn_match_fresh_lookups(env):
+    """The read-only store reuses the KNN's distances for the lexical candidates (issue 18): the
+    values must be exactly those a store that ran no KNN looks up."""
+    from vaultrag.retrieve.channels import encoder_for
+    from vaultrag.store import Store
+
+    with Store(env["VAULTRAG_DB"], readonly=True) as warm, Store(env["VAULTRAG_DB"], readonly=True) as cold:
+        if warm.vec_error or not warm.has_vectors():
+            pytest.skip(f"no vectors: {warm.vec_error}")
+        vec = encoder_for(warm.meta().model_path).encode("daily snapshots retention")
+        near = warm.knn(vec, 5)
+        ids = [cid for cid, _ in near] + [cid for cid in range(1, 40) if cid not in dict(near)]
+        reused = warm.similarities(vec, ids)
+        assert len(warm._known_distances(warm._knn_distances[0])) >= len(near)  # the KNN's distances were kept
+        assert reused == cold.similarities(vec, ids)
+        assert set(dict(near)) <= set(reused) and len(reused) > len(near)
