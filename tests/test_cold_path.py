@@ -15,7 +15,7 @@ from vaultrag.indexer import reindex
 # Standard-library modules the UserPromptSubmit hook does without (each costs a fresh process
 # 1-6 ms at import; BENCHMARKS.md "Cold paths"), and what the hook-path records do without
 # (vaultrag.frozen: `dataclasses` pulls in inspect, ast, dis and tokenize).
-LAZY_STDLIB = ("logging", "hashlib", "difflib", "secrets", "hmac", "dataclasses", "inspect", "ast", "dis")
+LAZY_STDLIB = ("logging", "hashlib", "difflib", "secrets", "hmac", "dataclasses", "inspect", "ast", "dis", "typing")
 
 
 @pytest.fixture
@@ -100,11 +100,12 @@ def test_cli_logging_configuration_waits_for_the_import():
 def test_search_cli_does_not_import_logging(env):
     code = ("import sys\nfrom vaultrag.cli import main\n"
             "rc = main(['search', 'daily snapshots retention', '--json'])\n"
-            "print('logging' in sys.modules, file=sys.stderr)\nsys.exit(rc)\n")
+            f"print('logging' in sys.modules, sorted(m for m in {LAZY_STDLIB!r} if m in sys.modules), file=sys.stderr)\n"
+            "sys.exit(rc)\n")
     p = subprocess.run([sys.executable, "-I", "-c", code], capture_output=True, text=True, env=env, timeout=60)
     assert p.returncode == 0, p.stderr
     assert json.loads(p.stdout)["status"] == "ok"
-    assert p.stderr.strip().splitlines()[-1] == "False"
+    assert p.stderr.strip().splitlines()[-1] == "False []"
 
 
 def test_identity_header_is_the_json_of_the_environment(monkeypatch):

@@ -11,12 +11,16 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Mapping
 
 from .digest import sha256
 from .errors import ConfigError
 from .frozen import field, fields, frozen
+
+TYPE_CHECKING = False  # typing costs a fresh hook process ~2 ms to import (issue 18); annotations are strings
+if TYPE_CHECKING:
+    from typing import Any
 
 DEFAULT_MODEL = "minishlab/potion-base-8M"
 # Folders never indexed, whatever the config says: app state, trash, version control.

@@ -7,9 +7,11 @@ absent (and is named in the hook log), never coerced with `str()`. Unknown field
 """
 from __future__ import annotations
 
-from typing import Any
-
 from .frozen import field, frozen
+
+TYPE_CHECKING = False  # typing costs a fresh hook process ~2 ms to import (issue 18); annotations are strings
+if TYPE_CHECKING:
+    from typing import Any
 
 MAX_ID_CHARS = 256  # session ids are UUIDs (36); anything much longer is not one
 MAX_PATH_CHARS = 4096  # PATH_MAX on Linux

@@ -21,11 +21,16 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Callable, Sequence, TypeVar
 
 from .digest import sha256
 from .safe_io import open_private, private_dir
+
+TYPE_CHECKING = False  # typing costs a fresh hook process ~2 ms to import (issue 18); annotations are strings
+if TYPE_CHECKING:
+    from typing import TypeVar
+    T = TypeVar("T")
 
 DB_NAME = "sessions.sqlite"
 # The hook deadline is 1.5 s and the search comes first: a decision waits at most this long for
@@ -35,7 +40,6 @@ SESSION_MAX_CHUNKS = 500  # per session; the oldest are forgotten first
 SESSION_TTL_S = 7 * 24 * 3600  # rows older than this are deleted (sessions rarely last a week)
 KEY_HEX = 24  # 96 bits of sha256: no collisions among a session's few hundred keys
 
-T = TypeVar("T")
 
 _SCHEMA = (
     "CREATE TABLE IF NOT EXISTS injected (session TEXT NOT NULL, key TEXT NOT NULL, at REAL NOT NULL, "

@@ -9,7 +9,7 @@ the rendered block never exceeds the budget without loading a tokenizer on the h
 from __future__ import annotations
 
 import re
-from typing import Sequence
+from collections.abc import Sequence
 
 from ..frozen import replace
 from ..textutil import meta_key, strip_asset_embeds

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import json
 from abc import ABC, abstractmethod
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager
-from typing import Iterable, Iterator, Sequence
 
 from ..frozen import field, fields, frozen
 

@@ -6,8 +6,8 @@ import math
 import os
 import struct
 import zlib
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import Iterable, Iterator, Sequence
 
 from ...errors import IndexCorrupt, IndexLocked, IndexMissing
 from ...textutil import fts_text
