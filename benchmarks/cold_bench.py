@@ -2,7 +2,7 @@
 
     .venv/bin/python benchmarks/scale_corpus.py /tmp/tldr            # the tldr vault (once)
     HF_HUB_OFFLINE=1 .venv/bin/python benchmarks/cold_bench.py --vault /tmp/tldr --db /tmp/tldr.sqlite \\
-        [--against main] [--rounds 30]
+        [--against main] [--rounds 30] [--rows floor,hook,search_cli,warm]
 
 The index at --db is built with this tree when missing (and read by both trees: pass --against-db
 for a revision whose schema differs). --against REV is exported with `git archive` into a temporary
@@ -155,14 +155,17 @@ class Tree:
         self.env = {**env, "VAULTRAG_DB": str(db)}
         self.server = self.worker = None
 
-    def start(self, vault: Path, port: int) -> None:
+    def start(self, vault: Path, port: int, *, server: bool = True, worker: bool = True) -> None:
+        if worker:
+            self.worker = subprocess.Popen([self.py, "-I", "-c", WARM_WORKER], env=self.env, stdin=subprocess.PIPE,
+                                           stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+            if self.worker.stdout.readline().strip() != "ready":
+                raise SystemExit(f"{self.name}: the warm worker did not start")
+        if not server:
+            return
         self.server = subprocess.Popen([self.py, "-m", "vaultrag", "serve", "--vault", str(vault), "--store",
                                         str(self.db), "--port", str(port), "--socket", str(self.sock)],
                                        env=self.env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        self.worker = subprocess.Popen([self.py, "-I", "-c", WARM_WORKER], env=self.env, stdin=subprocess.PIPE,
-                                       stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-        if self.worker.stdout.readline().strip() != "ready":
-            raise SystemExit(f"{self.name}: the warm worker did not start")
         sys.path.insert(0, str(REPO))
         from vaultrag.serve_client import request
 
@@ -228,8 +231,13 @@ def main() -> int:
     ap.add_argument("--against-db", type=Path, help="an index built by --against's tree (default: --db)")
     ap.add_argument("--rounds", type=int, default=30)
     ap.add_argument("--seed", type=int, default=18)
+    ap.add_argument("--rows", default=",".join(ROWS),
+                    help="comma-separated subset of " + ",".join(ROWS) + " (without `forwarded` no server is started)")
     ap.add_argument("--hook-timeout-ms", type=int, default=60_000, help="VAULTRAG_HOOK_TIMEOUT_MS of the fresh hooks")
     args = ap.parse_args()
+    rows = tuple(r for r in ROWS if r in args.rows.split(","))
+    if "floor" not in rows or set(args.rows.split(",")) - set(ROWS):
+        ap.error(f"--rows: a subset of {','.join(ROWS)} that includes floor")
     tmp = Path(tempfile.mkdtemp(prefix="cold-bench-"))
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VAULTRAG_CONFIG", "VAULTRAG_SOCKET")}
     env.update(HF_HUB_OFFLINE="1", VAULTRAG_MODEL="bundled", HOME=str(tmp / "home"),
@@ -256,13 +264,13 @@ def main() -> int:
                      ["git", "-C", str(REPO), "status", "--porcelain", "--untracked-files=no"], capture_output=True,
                      text=True).stdout.strip() else ""), "against": args.against,
                  "load_before": os.getloadavg()}
-    times = {(t.name, r): ([], [], 0) for t in trees for r in ROWS}
+    times = {(t.name, r): ([], [], 0) for t in trees for r in rows}
     try:
         for t in trees:
             print(f"starting {t.name}'s server and warm worker...", file=sys.stderr, flush=True)
-            t.start(args.vault, free_port())
+            t.start(args.vault, free_port(), server="forwarded" in rows, worker="warm" in rows)
         rng = random.Random(args.seed)
-        jobs = [(t, r) for t in trees for r in ROWS]
+        jobs = [(t, r) for t in trees for r in rows]
         for i in range(args.rounds):
             rng.shuffle(jobs)
             prompt = PROMPTS[i % len(PROMPTS)]
@@ -281,7 +289,7 @@ def main() -> int:
     out["failed_processes"] = FAILURES
     for t in trees:
         out[t.name + "_rows"] = {}
-        for r in ROWS:
+        for r in rows:
             walls, cpus, n_ok = times[(t.name, r)]
             cpus = [c for c in cpus if c == c]
             out[t.name + "_rows"][r] = {"p50_ms": pct(walls, 50), "p95_ms": pct(walls, 95), "min_ms": pct(walls, 0),
@@ -289,14 +297,16 @@ def main() -> int:
                                         "n": len(walls)}
     if args.against:
         out["ratio_this_over_against_p50"] = {
-            r: round(out["this_rows"][r]["p50_ms"] / out["against_rows"][r]["p50_ms"], 3) for r in ROWS}
+            r: round(out["this_rows"][r]["p50_ms"] / out["against_rows"][r]["p50_ms"], 3) for r in rows}
         out["ratio_this_over_against_cpu_p50"] = {
             r: round(out["this_rows"][r]["cpu_p50_ms"] / out["against_rows"][r]["cpu_p50_ms"], 3)
-            for r in ROWS if out["this_rows"][r]["cpu_p50_ms"]}
+            for r in rows if out["this_rows"][r]["cpu_p50_ms"]}
     for t in trees:  # above the floor: what vaultrag itself adds to a fresh process
-        rows, floor = out[t.name + "_rows"], out[t.name + "_rows"]["floor"]["p50_ms"]
-        out[t.name + "_over_floor_p50_ms"] = {r: round(rows[r]["p50_ms"] - floor, 2)
-                                              for r in ("hook", "search_cli", "forwarded")}
+        floor = out[t.name + "_rows"]["floor"]["p50_ms"]
+        got = out[t.name + "_rows"]
+        fresh = [r for r in ("hook", "search_cli", "forwarded") if r in got]
+        out[t.name + "_over_floor_p50_ms"] = {r: round(got[r]["p50_ms"] - floor, 2) for r in fresh}
+        out[t.name + "_over_floor_ratio_p50"] = {r: round(got[r]["p50_ms"] / floor, 3) for r in fresh}
     print(json.dumps(out, indent=1))
     return 0
 

@@ -9,15 +9,18 @@ config file is cached as JSON beside the index data, keyed by the file's path, s
 """
 from __future__ import annotations
 
-import dataclasses
 import json
 import os
-from dataclasses import dataclass, field
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Mapping
 
 from .digest import sha256
 from .errors import ConfigError
+from .frozen import field, fields, frozen
+
+TYPE_CHECKING = False  # typing costs a fresh hook process ~2 ms to import (issue 18); annotations are strings
+if TYPE_CHECKING:
+    from typing import Any
 
 DEFAULT_MODEL = "minishlab/potion-base-8M"
 # Folders never indexed, whatever the config says: app state, trash, version control.
@@ -26,7 +29,7 @@ ALWAYS_EXCLUDED = (".obsidian", ".trash", ".git")
 DEFAULT_MAX_FILE_BYTES = 5 * 1024 * 1024
 
 
-@dataclass(frozen=True)
+@frozen
 class Config:
     vault: Path | None = None
     db: Path | None = None  # None: derived from the vault path (see `db_path`)
@@ -110,7 +113,7 @@ _ENV = {
     "VAULTRAG_COLLECTION": "collection",
     "VAULTRAG_MAX_TOKENS": "max_tokens", "VAULTRAG_HOOK_MAX_TOKENS": "hook_max_tokens",
 }
-_FIELDS = {f.name: f for f in dataclasses.fields(Config) if f.name != "source"}
+_FIELDS = {f.name: f for f in fields(Config) if f.name != "source"}
 
 
 # The config file and its JSON cache are small; anything bigger is not ours (or is /dev/zero).

@@ -7,8 +7,11 @@ absent (and is named in the hook log), never coerced with `str()`. Unknown field
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any
+from .frozen import field, frozen
+
+TYPE_CHECKING = False  # typing costs a fresh hook process ~2 ms to import (issue 18); annotations are strings
+if TYPE_CHECKING:
+    from typing import Any
 
 MAX_ID_CHARS = 256  # session ids are UUIDs (36); anything much longer is not one
 MAX_PATH_CHARS = 4096  # PATH_MAX on Linux
@@ -20,7 +23,7 @@ MAX_ERROR_CHARS = 1_000_000
 MAX_QUERY_CHARS = 10_000
 
 
-@dataclass(frozen=True)
+@frozen
 class HookInput:
     event: str = ""
     session_id: str = ""

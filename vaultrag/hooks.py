@@ -105,8 +105,7 @@ def context_for(query: str, session_id: str, event: str, cfg, store=None) -> str
             if why:
                 log_line(f"{event}: {why}")
                 return None
-    import dataclasses
-
+    from .frozen import replace
     from .render import render_context
     from .retrieve.inject import hook_answer
     from .session_memory import claim
@@ -127,7 +126,7 @@ def context_for(query: str, session_id: str, event: str, cfg, store=None) -> str
         hits = list(ans.hits)
     if not hits:
         return None
-    block = render_context(dataclasses.replace(ans, hits=tuple(hits)))
+    block = render_context(replace(ans, hits=tuple(hits)))
     return _emit(event, additionalContext=block) if block else None
 
 

@@ -7,13 +7,14 @@ of notes deleted since. Every reindex now removes them first; `vaultrag status` 
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from pathlib import Path
+
+from .frozen import frozen
 
 REBUILD_INFIX = ".rebuild-"  # a full rebuild writes <db>.rebuild-<pid> (+ -wal, -shm) and swaps it in
 
 
-@dataclass(frozen=True)
+@frozen
 class RebuildLeftover:
     path: Path
     pid: int | None

@@ -21,11 +21,16 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Callable, Sequence, TypeVar
 
 from .digest import sha256
 from .safe_io import open_private, private_dir
+
+TYPE_CHECKING = False  # typing costs a fresh hook process ~2 ms to import (issue 18); annotations are strings
+if TYPE_CHECKING:
+    from typing import TypeVar
+    T = TypeVar("T")
 
 DB_NAME = "sessions.sqlite"
 # The hook deadline is 1.5 s and the search comes first: a decision waits at most this long for
@@ -35,7 +40,6 @@ SESSION_MAX_CHUNKS = 500  # per session; the oldest are forgotten first
 SESSION_TTL_S = 7 * 24 * 3600  # rows older than this are deleted (sessions rarely last a week)
 KEY_HEX = 24  # 96 bits of sha256: no collisions among a session's few hundred keys
 
-T = TypeVar("T")
 
 _SCHEMA = (
     "CREATE TABLE IF NOT EXISTS injected (session TEXT NOT NULL, key TEXT NOT NULL, at REAL NOT NULL, "
@@ -60,8 +64,11 @@ def state_file(state_dir: Path) -> Path:
 
 
 def _connect(path: Path):
-    import sqlite3
+    # The index's own driver: when that is sqlean, the stdlib `sqlite3` would load a second SQLite
+    # library into the hook process (~2-4 ms, issue 18). Both read and write the same file format.
+    from .store.sqlite.connection import sqlite_module
 
+    sqlite3 = sqlite_module()
     fresh = not path.exists()
     if fresh:
         private_dir(path.parent)
@@ -91,7 +98,7 @@ def claim(state_dir: Path, session_id: str, query: str, block: Sequence[T], key:
           now: float | None = None) -> list[T]:
     """The hits of `block` to inject now for `query` in `session_id`, remembered atomically.
 
-    `block` is ranked, strongest first. Raises OSError / sqlite3.Error when the state cannot be
+    `block` is ranked, strongest first. Raises OSError / the SQLite driver's Error when the state cannot be
     used (the caller decides how to fail open).
     """
     if not block or not session_id:

@@ -36,17 +36,31 @@ class _LazyPattern:
             self._compiled = re.compile(*self._args)
         return getattr(self._compiled, name)
 
+
+class _NonAsciiPattern(_LazyPattern):
+    """A lazy pattern that matches no ASCII character: `search`/`match` of ASCII text answer None
+    without compiling it (issue 18: an English prompt in a hook compiled the CJK, SEG and stemmer
+    classes, ~4 ms quiet, only to find nothing)."""
+
+    __slots__ = ()
+
+    def search(self, text, *args):
+        return None if text.isascii() else self.__getattr__("search")(text, *args)
+
+    def match(self, text, *args):
+        return None if text.isascii() else self.__getattr__("match")(text, *args)
+
 # Hiragana/Katakana, CJK Unified (+ext A, compat), Hangul syllables and jamo, CJK ext B+ planes.
 _CJK_CLASS = (
     "\u1100-\u11ff\u3040-\u30ff\u3130-\u318f\u3400-\u4dbf\u4e00-\u9fff"
     "\uac00-\ud7af\uf900-\ufaff\U00020000-\U0002ffff"
 )
-CJK_RE = _LazyPattern(f"[{_CJK_CLASS}]")
+CJK_RE = _NonAsciiPattern(f"[{_CJK_CLASS}]")
 _CJK_RUN_RE = _LazyPattern(f"[{_CJK_CLASS}]+")
 # Scripts of South-East Asia written without spaces between words: Thai, Lao, Myanmar (+ext A/B),
 # Khmer (+symbols), Tai Tham. Whole blocks, so a run keeps its vowel and tone marks.
 _SEG_CLASS = "\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff\u19e0-\u19ff\u1a20-\u1aaf\ua9e0-\ua9ff\uaa60-\uaa7f"
-SEG_RE = _LazyPattern(f"[{_SEG_CLASS}]")
+SEG_RE = _NonAsciiPattern(f"[{_SEG_CLASS}]")
 _SEG_RUN_RE = _LazyPattern(f"[{_SEG_CLASS}]+")
 # Query phrases of a spaceless alphabetic script are this many grapheme clusters long (a Thai
 # cluster is about a letter). xquad-th, nDCG@10 ranking / as answered: 2 0.934 / 0.854,
@@ -104,7 +118,7 @@ _FOLD_CHARS = {0x0130: "i", 0x0131: "i", 0x03C2: "\u03c3", 0x0640: None, 0x0622:
                0x0625: "\u0627", 0x0671: "\u0627", 0x0670: None}
 _FOLD_CHARS.update({cp: None for cp in range(0x064B, 0x0660)})
 _FOLD_CHARS.update({cp: None for cp in range(0x0610, 0x061B)})
-_FOLD_RE = re.compile("[\u0130\u0131\u0370-\u03ff\u1f00-\u1fff\u0610-\u061a\u0622\u0623\u0625"
+_FOLD_RE = _LazyPattern("[\u0130\u0131\u0370-\u03ff\u1f00-\u1fff\u0610-\u061a\u0622\u0623\u0625"
                       "\u0640\u064b-\u065f\u0670\u0671]")
 _FOLD_TABLE: dict[int, str | None] | None = None
 
@@ -194,7 +208,7 @@ STEM_SCRIPTS = (  # (first, last code point, Snowball language)
     (0x0900, 0x097F, "hindi"),
     (0x0B80, 0x0BFF, "tamil"),
 )
-_STEM_RE = _LazyPattern("[" + "".join(f"\\u{a:04x}-\\u{b:04x}" for a, b, _ in STEM_SCRIPTS) + "]")
+_STEM_RE = _NonAsciiPattern("[" + "".join(f"\\u{a:04x}-\\u{b:04x}" for a, b, _ in STEM_SCRIPTS) + "]")
 _STEMMERS: dict[str, object] = {}
 
 

@@ -8,10 +8,10 @@ the rendered block never exceeds the budget without loading a tokenizer on the h
 """
 from __future__ import annotations
 
-import dataclasses
 import re
-from typing import Sequence
+from collections.abc import Sequence
 
+from ..frozen import replace
 from ..textutil import meta_key, strip_asset_embeds
 from .types import Hit
 
@@ -80,7 +80,7 @@ def _overhead_tokens(text: str) -> int:
 
 
 def _cost(h: Hit) -> int:
-    return h.tokens + _overhead_tokens(_hit_block(dataclasses.replace(h, text="")))
+    return h.tokens + _overhead_tokens(_hit_block(replace(h, text="")))
 
 
 def _cut(text: str, max_chars: int) -> str:
@@ -119,6 +119,6 @@ def fit_budget(hits: Sequence[Hit], max_tokens: int, max_chars: int = MAX_CONTEX
             text = _cut(body, min(room_chars, int(room_tokens * chars_per_token)))
             if text != TRUNCATION_MARKER:
                 tokens = max(1, int(len(text) / chars_per_token) + _overhead_tokens(TRUNCATION_MARKER))
-                out.append(dataclasses.replace(h, text=text, tokens=tokens))
+                out.append(replace(h, text=text, tokens=tokens))
         break
     return out

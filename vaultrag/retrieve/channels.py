@@ -2,9 +2,9 @@
 cannot run says why and the others still answer. Standard library only (hook path)."""
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 
+from ..frozen import frozen
 from ..store import Store, Term
 from ..textutil import meta_key, query_terms, word_prefix
 from .types import ChannelStatus
@@ -35,7 +35,7 @@ KIND_WEIGHT = {"title": 1.0, "alias": 1.0, "file": 1.0, "heading": 0.8, "tag": 0
 MIN_META_SCORE = 0.5
 
 
-@dataclass(frozen=True)
+@frozen
 class FtsQuery:
     """The lexical query: backend-neutral terms the store turns into its own syntax."""
     terms: tuple[Term, ...]  # kept terms (OR-ed: BM25 rewards chunks matching more of them)
@@ -189,17 +189,19 @@ _ENCODERS: dict[str, object] = {}
 
 
 def encoder_for(model_path: str):
-    """The lean (stdlib) query encoder for the model the index was built with, cached per process."""
+    """The lean (stdlib) query encoder for the model the index was built with, cached per process
+    (and its vocabulary per user: vaultrag.lean_vocab)."""
     enc = _ENCODERS.get(model_path)
     if enc is None:
-        from ..lean_encoder import LeanEncoder
+        from ..config import xdg_dir
+        from ..lean_vocab import cached_encoder
 
-        enc = LeanEncoder.from_folder(model_path)
+        enc = cached_encoder(model_path, xdg_dir("cache") / "encoders")  # no tokenizer.json parse per process
         _ENCODERS[model_path] = enc
     return enc
 
 
-@dataclass(frozen=True)
+@frozen
 class QueryVector:
     vector: tuple[float, ...]  # the query embedded by the index's own model (the store packs it)
     known: float  # share of the query's words the model's vocabulary holds whole (0..1)

@@ -1,7 +1,7 @@
 """Reciprocal Rank Fusion with per-channel weights and a full trace of every channel's rank and score."""
 from __future__ import annotations
 
-from typing import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from .types import CHANNELS, Candidate
 

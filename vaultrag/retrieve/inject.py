@@ -22,8 +22,8 @@ import json
 import math
 import re
 import time
-from dataclasses import dataclass, replace
 
+from ..frozen import frozen, replace
 from ..textutil import words
 
 META_KEY = "inject_calibration"
@@ -84,7 +84,7 @@ def score(evidence: dict) -> float:
     return round((evidence.get("specificity") or 0.0) * cov * cov, 4)
 
 
-@dataclass(frozen=True)
+@frozen
 class Calibration:
     thresholds: dict  # kind -> score threshold
     chunks: int  # chunk count when measured
@@ -175,7 +175,7 @@ def recalibrate(cfg, store, *, force: bool = False) -> Calibration | None:
     return cal
 
 
-@dataclass(frozen=True)
+@frozen
 class Decision:
     inject: bool
     reason: str  # named | title (a note's name / whole title in the prompt) | specific | gate_suffices

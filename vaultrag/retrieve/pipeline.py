@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Iterable
 
 from ..config import Config, load_config
 from ..store import Store, StoredChunk, open_store

@@ -1,19 +1,19 @@
 """The values that flow through retrieval. Frozen, JSON-ready through `to_dict()`."""
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from ..frozen import asdict, field, frozen
 
 CHANNELS = ("meta", "bm25", "vec")
 
 
-@dataclass(frozen=True)
+@frozen
 class ChannelStatus:
     ran: bool
     hits: int = 0
     reason: str | None = None  # why it did not run, or a note (e.g. pruned terms)
 
 
-@dataclass(frozen=True)
+@frozen
 class Candidate:
     """One chunk found by one or more channels, before citations are checked."""
     chunk_id: int
@@ -25,7 +25,7 @@ class Candidate:
     pinned: bool = False  # exact name match: wins outright
 
 
-@dataclass(frozen=True)
+@frozen
 class Hit:
     path: str
     title: str
@@ -57,7 +57,7 @@ class Hit:
         return d
 
 
-@dataclass(frozen=True)
+@frozen
 class Answer:
     status: str  # ok | no_evidence
     reason: str | None  # no_hits | below_threshold | unresolvable (with no_evidence)

@@ -9,8 +9,8 @@ be given, comma-separated. Rules are read at query time, so changing them needs 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Iterable
 from fnmatch import fnmatchcase
-from typing import Callable, Iterable
 
 from . import ALL_SCOPE, RESERVED_SCOPES, SESSIONS_SCOPE, VAULT_SCOPE, is_session_path, parse_segment_path
 

@@ -4,7 +4,7 @@ Two backends implement it: `store/sqlite/` (one file, FTS5 + sqlite-vec, the emb
 `store/postgres/` (a shared database, tsvector + pgvector, many collections). Above this line
 nothing knows FTS5 MATCH syntax, tsquery syntax, int8 rotation, WAL files or generations: the
 retriever hands over backend-neutral `Term`s and query vectors and gets (chunk id, score) back.
-Rows leave a backend as the frozen dataclasses below. Standard library only (hook path).
+Rows leave a backend as the frozen records below (vaultrag.frozen: dataclass-compatible, cheaper to build). Standard library only (hook path).
 
 `Store(location, ...)` opens the backend the location names (a path: SQLite; `postgresql://`:
 PostgreSQL), so `Store(path, readonly=True)` keeps working; `store.open` does the same from a
@@ -14,13 +14,14 @@ from __future__ import annotations
 
 import json
 from abc import ABC, abstractmethod
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager
-from dataclasses import dataclass, field, fields
-from typing import Iterable, Iterator, Sequence
+
+from ..frozen import field, fields, frozen
 
 
 # -- what goes in ---------------------------------------------------------------------------------
-@dataclass(frozen=True)
+@frozen
 class ChunkRow:
     """One chunk ready to store (built by the indexer from a chunker.Chunk)."""
     section_index: int
@@ -37,7 +38,7 @@ class ChunkRow:
     block_ids: str
 
 
-@dataclass(frozen=True)
+@frozen
 class LinkRow:
     chunk_pos: int | None  # position in FileWrite.chunks of the chunk holding the link
     target: str
@@ -48,7 +49,7 @@ class LinkRow:
     line: int
 
 
-@dataclass(frozen=True)
+@frozen
 class FileWrite:
     """Everything stored for one document: its chunks, links and metadata keys."""
     path: str
@@ -64,7 +65,7 @@ class FileWrite:
 
 
 # -- what comes out -------------------------------------------------------------------------------
-@dataclass(frozen=True)
+@frozen
 class FileRecord:
     id: int
     path: str
@@ -73,7 +74,7 @@ class FileRecord:
     hash: str
 
 
-@dataclass(frozen=True)
+@frozen
 class StoredChunk:
     """A chunk as the retriever sees it, with its note's identity."""
     id: int
@@ -96,7 +97,7 @@ class StoredChunk:
     root: str | None = None  # the vault folder `path` is relative to, when a store reads several collections
 
 
-@dataclass(frozen=True)
+@frozen
 class LinkOut:
     file_id: int
     chunk_id: int | None
@@ -108,7 +109,7 @@ class LinkOut:
 
 
 # -- query terms ----------------------------------------------------------------------------------
-@dataclass(frozen=True)
+@frozen
 class Term:
     """One lexical query term, backend-neutral. `text` is a word, or CJK characters separated by
     spaces (a bigram: the characters must stand next to each other); `prefix` matches every word
@@ -126,7 +127,7 @@ class Term:
 
 
 # -- index metadata -------------------------------------------------------------------------------
-@dataclass(frozen=True)
+@frozen
 class IndexMeta:
     """What the index records about itself (one typed record instead of string keys)."""
     schema_version: int = 0

@@ -9,7 +9,7 @@ text of prefix terms too: `"templates"*` searches `templat*`.
 """
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 from ..base import Term
 

@@ -6,8 +6,8 @@ import math
 import os
 import struct
 import zlib
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import Iterable, Iterator, Sequence
 
 from ...errors import IndexCorrupt, IndexLocked, IndexMissing
 from ...textutil import fts_text
@@ -553,6 +553,7 @@ class QueryMixin:
         if vector_type == "int8":
             kc = max(k, round(k * candidate_factor))
             rows = self.conn.execute(schema.VEC_SEARCH_INT8, {"v": q, "k": kc}).fetchall()
+            self._remember_distances(q, rows)
         else:
             rows = self.conn.execute(schema.VEC_SEARCH_F32, {"v": q, "k": k}).fetchall()
         return sorted(((r[0], r[1]) for r in rows), key=lambda r: (r[1], r[0]))[:k]  # deterministic ties
@@ -563,14 +564,35 @@ class QueryMixin:
         if not ids or q is None:
             return {}
         # One point lookup per id: vec0 scans the whole table for `rowid IN (...)` (7 ms at 38k
-        # chunks) but answers `rowid = ?` directly (30 lookups 0.6 ms).
+        # chunks) but answers `rowid = ?` directly (30 lookups 0.6 ms). Ids the KNN just ranked
+        # for this query already have their distance (the same expression on the same rows).
+        known = self._known_distances(q) if fn == "vec_int8" else {}
         sql = f"SELECT vec_distance_cosine(embedding, {fn}(?)) FROM {schema.VEC_TABLE} WHERE rowid = ?"
         out = {}
         for cid in ids:
+            if cid in known:
+                out[cid] = known[cid]
+                continue
             row = self.conn.execute(sql, (q, cid)).fetchone()
             if row is not None:
                 out[cid] = row[0]
         return out
+
+    # Issue 18 (warm query): the int8 KNN's candidate rows carry exactly the cosine distance
+    # vec_distances would look up again for the lexical candidates (a third of them, typically).
+    # Read-only stores only: `PRAGMA data_version` sees other connections' commits, not this one's.
+    def _remember_distances(self, q: bytes, rows) -> None:
+        if self.readonly:
+            self._knn_distances = (q, self._data_version(), {r[0]: r[1] for r in rows})
+
+    def _known_distances(self, q: bytes) -> dict[int, float]:
+        last = getattr(self, "_knn_distances", None)
+        if last is None or last[0] != q or last[1] != self._data_version():
+            return {}  # another query, or another connection committed since (a reindex)
+        return last[2]
+
+    def _data_version(self) -> int:
+        return self.conn.execute("PRAGMA data_version").fetchone()[0]
 
     def links_from(self, file_ids: Sequence[int]) -> list[LinkOut]:
         if not file_ids:

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import math
 import struct
-from typing import Sequence
+from collections.abc import Sequence
 
 from ...digest import sha256
 

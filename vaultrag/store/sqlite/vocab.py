@@ -2,7 +2,7 @@
 (issue 12): Store.stem and Store.near_terms through fts5vocab. Standard library only (hook path)."""
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 from . import schema
 
