@@ -103,7 +103,10 @@ BASE: tuple[str, ...] = (
 )
 
 # Migrations from BASE_VERSION on: MIGRATIONS[i] brings version BASE_VERSION + i to BASE_VERSION + i + 1.
-MIGRATIONS: tuple[tuple[str, ...], ...] = ()
+# 4 -> 5 (issue 20, second round): the Snowball stemmer a note's Latin/Cyrillic words were indexed
+# with (notelang.py; NULL: none), which the FTS delete needs back. Rows of a version-4 index keep
+# NULL, the analysis they were indexed with; the next full reindex stems them.
+MIGRATIONS: tuple[tuple[str, ...], ...] = (("ALTER TABLE files ADD COLUMN lang TEXT",),)
 SCHEMA_VERSION = BASE_VERSION + len(MIGRATIONS)
 
 VEC_TABLE = "chunks_vec"
@@ -123,8 +126,8 @@ VEC_SEARCH_INT8 = (f"SELECT rowid, vec_distance_cosine(embedding, vec_int8(:v)) 
 VEC_SEARCH_F32 = f"SELECT rowid, distance FROM {VEC_TABLE} WHERE embedding MATCH vec_f32(:v) AND k = :k"
 
 
-INSERT_FILE = """INSERT INTO files (path, mtime_ns, size, hash, title, note_type, stem_key)
-VALUES (:path, :mtime_ns, :size, :hash, :title, :note_type, :stem_key)"""
+INSERT_FILE = """INSERT INTO files (path, mtime_ns, size, hash, title, note_type, stem_key, lang)
+VALUES (:path, :mtime_ns, :size, :hash, :title, :note_type, :stem_key, :lang)"""
 INSERT_CHUNK = """INSERT INTO chunks (file_id, section_index, chunk_index, heading_path, context, text,
 search_text, line_start, line_end, content_hash, embed_hash, tokens, block_ids)
 VALUES (:file_id, :section_index, :chunk_index, :heading_path, :context, :text, :search_text,
