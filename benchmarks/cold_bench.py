@@ -229,7 +229,10 @@ def main() -> int:
     ap.add_argument("--rounds", type=int, default=30)
     ap.add_argument("--seed", type=int, default=18)
     ap.add_argument("--hook-timeout-ms", type=int, default=60_000, help="VAULTRAG_HOOK_TIMEOUT_MS of the fresh hooks")
+    ap.add_argument("--prompts", type=Path, help="a UTF-8 file of prompts, one a line (default: the English PROMPTS)")
     args = ap.parse_args()
+    prompts = [ln.strip() for ln in args.prompts.read_text(encoding="utf-8").splitlines() if ln.strip()] \
+        if args.prompts else PROMPTS
     tmp = Path(tempfile.mkdtemp(prefix="cold-bench-"))
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VAULTRAG_CONFIG", "VAULTRAG_SOCKET")}
     env.update(HF_HUB_OFFLINE="1", VAULTRAG_MODEL="bundled", HOME=str(tmp / "home"),
@@ -265,7 +268,7 @@ def main() -> int:
         jobs = [(t, r) for t in trees for r in ROWS]
         for i in range(args.rounds):
             rng.shuffle(jobs)
-            prompt = PROMPTS[i % len(PROMPTS)]
+            prompt = prompts[i % len(prompts)]
             for t, r in jobs:
                 wall, cpu, ok = t.measure(r, prompt)
                 walls, cpus, n_ok = times[(t.name, r)]

@@ -7,7 +7,8 @@ from vaultrag import notelang
 from vaultrag.indexer import reindex
 from vaultrag.retrieve import search
 from vaultrag.store import Store
-from vaultrag.textutil import NOTE_LANGS_META, fts_text, note_stems
+from vaultrag.notelang import note_stems
+from vaultrag.textutil import NOTE_LANGS_META, fts_text
 
 TURKISH = ("Bu hafta kütüphaneden üç kitap aldım ve hepsini evde okudum. Kitaplarımızdan biri tarih "
            "hakkında, diğeri de bir roman. Her akşam biraz okuyorum, çünkü bu benim için çok önemli.")

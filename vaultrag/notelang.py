@@ -12,12 +12,17 @@ Snowball stemmer fits; the note does. In order:
   hold DETECT_MIN_SHARE of the words and lead the next by DETECT_MARGIN; otherwise the note keeps
   today's analysis (no stemmer).
 Languages without a stemmer (Vietnamese, Slovak, Ukrainian...) take part in the vote, so their
-notes are not given a neighbour's stemmer. Index time only: never imported on the hook path.
+notes are not given a neighbour's stemmer. The detection runs at index time only; the stems are
+made here for the index (textutil.fts_text) and for queries (`note_stems`, imported by
+retrieve/channels.py only for a vault with note languages).
 """
 from __future__ import annotations
 
 import re
 from typing import Mapping
+
+from . import textutil
+from .textutil import CJK_RE, NOTE_LANGS_META, SEG_RE, STEM_CACHE_MAX
 
 # ISO 639-1 code -> Snowball algorithm (PyStemmer 3.1). English maps to None: porter stems it in
 # FTS5. Scripts with their own stemmer by script (Greek, Arabic, Hindi...) are textutil's.
@@ -118,9 +123,16 @@ def note_stemmer(frontmatter: Mapping, text: str) -> str | None:
 # itself OR the stems of the vault's note languages: those stemming at least NOTE_LANG_MIN_SHARE of
 # the stemmed notes, at most NOTE_LANGS_MAX of them (each costs a C stemmer call per query word and
 # widens the OR). Kept in the index metadata under NOTE_LANGS_META, comma-separated.
-from .textutil import NOTE_LANGS_META  # noqa: E402  (the query side reads it from textutil)
 NOTE_LANGS_MAX = 3
 NOTE_LANG_MIN_SHARE = 0.05
+
+
+_ASCII_SPLIT_RE = re.compile(r"(\w+)")
+
+
+def _wordish_split(text: str) -> list[str]:
+    textutil._token_re()
+    return textutil._WORDISH_SPLIT_RE.split(text)
 
 
 def vault_languages(counts: Mapping[str, int]) -> str:
@@ -128,3 +140,54 @@ def vault_languages(counts: Mapping[str, int]) -> str:
     total = sum(counts.values())
     ranked = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
     return ",".join(lang for lang, n in ranked[:NOTE_LANGS_MAX] if n >= NOTE_LANG_MIN_SHARE * total)
+
+
+# A note whose language is known (notelang.note_stemmer: frontmatter `lang`, or stopword votes) has
+# its alphabetic words outside the stemmed scripts stemmed by that language's Snowball stemmer at
+# index time. A query's language is unknown, so a query word is searched as itself OR the stem each
+# of the vault's note languages makes of it (`note_stems`; channels.build_fts_query).
+# A stem shorter than this is not used, on either side: the query searches stems as prefixes
+# (Term.alternatives), and "ev"* (Turkish "evler", houses) would match evet, evren... The word
+# stays whole in the index instead, where its exact form still meets the query's.
+NOTE_STEM_MIN_CHARS = 4
+_NOTE_STEM_CACHE: dict[tuple[str, str], str] = {}
+
+
+def note_stem(word: str, lang: str) -> str:
+    """`word` (lowercased, folded) as `lang`'s Snowball stemmer makes it; a word of a script with its
+    own stemmer, a CJK or spaceless run, or one holding digits or '_' is returned as is."""
+    key = (lang, word)
+    got = _NOTE_STEM_CACHE.get(key)
+    if got is not None:
+        return got
+    if not word.isalpha() or (not word.isascii() and (textutil._STEM_RE.search(word) or CJK_RE.search(word)
+                                                      or SEG_RE.search(word))):
+        got = word
+    else:
+        got = textutil._stemmer(lang).stemWord(word) or word
+        got = got if len(got) >= NOTE_STEM_MIN_CHARS else word
+    if len(_NOTE_STEM_CACHE) >= STEM_CACHE_MAX:
+        _NOTE_STEM_CACHE.clear()
+    _NOTE_STEM_CACHE[key] = got
+    return got
+
+
+def note_stem_text(text: str, lang: str) -> str:
+    """`text` (folded) with every alphabetic Latin/Cyrillic word replaced by its `lang` stem."""
+    if text.isascii():
+        parts = _ASCII_SPLIT_RE.split(text)
+    else:
+        parts = _wordish_split(text)
+    parts[1::2] = [note_stem(w.lower(), lang) for w in parts[1::2]]
+    return "".join(parts)
+
+
+def note_stems(word: str, langs) -> tuple[str, ...]:
+    """The stems the vault's note languages `langs` make of a query word, other than the word
+    itself, in `langs` order."""
+    out: list[str] = []
+    for lang in langs:
+        st = note_stem(word, lang)
+        if st != word and st not in out:
+            out.append(st)
+    return tuple(out)

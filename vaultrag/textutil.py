@@ -237,58 +237,8 @@ def _stemmer(lang: str):
     return st
 
 
-# -- stemming by note language (second round): Latin and Cyrillic words -----------------------
-# A note whose language is known (notelang.note_stemmer: frontmatter `lang`, or stopword votes) has
-# its alphabetic words outside the stemmed scripts stemmed by that language's Snowball stemmer at
-# index time. A query's language is unknown, so a query word is searched as itself OR the stem each
-# of the vault's note languages makes of it (`note_stems`; channels.build_fts_query).
+# -- stemming by note language (second round): notelang.py, loaded when a note or vault has one
 NOTE_LANGS_META = "note_langs"  # index metadata: the vault's note languages (notelang.vault_languages)
-# A stem shorter than this is not used, on either side: the query searches stems as prefixes
-# (Term.alternatives), and "ev"* (Turkish "evler", houses) would match evet, evren... The word
-# stays whole in the index instead, where its exact form still meets the query's.
-NOTE_STEM_MIN_CHARS = 4
-_NOTE_STEM_CACHE: dict[tuple[str, str], str] = {}
-
-
-def note_stem(word: str, lang: str) -> str:
-    """`word` (lowercased, folded) as `lang`'s Snowball stemmer makes it; a word of a script with its
-    own stemmer, a CJK or spaceless run, or one holding digits or '_' is returned as is."""
-    key = (lang, word)
-    got = _NOTE_STEM_CACHE.get(key)
-    if got is not None:
-        return got
-    if not word.isalpha() or (not word.isascii() and (_STEM_RE.search(word) or CJK_RE.search(word)
-                                                      or SEG_RE.search(word))):
-        got = word
-    else:
-        got = _stemmer(lang).stemWord(word) or word
-        got = got if len(got) >= NOTE_STEM_MIN_CHARS else word
-    if len(_NOTE_STEM_CACHE) >= STEM_CACHE_MAX:
-        _NOTE_STEM_CACHE.clear()
-    _NOTE_STEM_CACHE[key] = got
-    return got
-
-
-def _note_stem_text(text: str, lang: str) -> str:
-    """`text` (folded) with every alphabetic Latin/Cyrillic word replaced by its `lang` stem."""
-    if text.isascii():
-        parts = re.split(r"(\w+)", text)
-    else:
-        _token_re()
-        parts = _WORDISH_SPLIT_RE.split(text)
-    parts[1::2] = [note_stem(w.lower(), lang) for w in parts[1::2]]
-    return "".join(parts)
-
-
-def note_stems(word: str, langs) -> tuple[str, ...]:
-    """The stems the vault's note languages `langs` make of a query word, other than the word
-    itself, in `langs` order."""
-    out: list[str] = []
-    for lang in langs:
-        st = note_stem(word, lang)
-        if st != word and st not in out:
-            out.append(st)
-    return tuple(out)
 
 
 def _stem_text(text: str) -> str:
@@ -373,12 +323,18 @@ def fts_text(text: str, *, stem: bool = True, lang: str | None = None) -> str:
     made by `query_terms`, so stemmed) passes with stem=False: stems are not stemmed twice.
     `lang`: the note's Snowball language (notelang), for its Latin and Cyrillic words."""
     if text.isascii():
-        return _note_stem_text(text, lang) if lang and stem else text
+        if lang and stem:
+            from .notelang import note_stem_text
+
+            return note_stem_text(text, lang)
+        return text
     text = fold(text)
     if stem and _STEM_RE.search(text):
         text = _stem_text(text)
     if stem and lang:
-        text = _note_stem_text(text, lang)
+        from .notelang import note_stem_text
+
+        text = note_stem_text(text, lang)
     if CJK_RE.search(text):
         text = _CJK_RUN_RE.sub(lambda m: _spaced(m.group(0)), text)
     if SEG_RE.search(text):

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..store import Store, Term
-from ..textutil import NOTE_LANGS_META, meta_key, note_stems, query_terms, word_prefix
+from ..textutil import NOTE_LANGS_META, meta_key, query_terms, word_prefix
 from .types import ChannelStatus
 
 # BM25 column weights: chunk text, heading path, 'title | type | tags' context (issue 5).
@@ -66,6 +66,8 @@ def build_fts_query(text: str, store: Store | None = None, max_terms: int = MAX_
     store at hand, only the rarest are kept."""
     loose: dict[Term, tuple[Term, ...]] = {}
     langs = note_languages(store)
+    if langs:
+        from ..notelang import note_stems
     for word in query_terms(text):
         term = query_term(word)
         # the gate's looser form of a word searched whole: ASCII, or a stem (textutil.word_prefix)
