@@ -31,20 +31,6 @@ from .types import CHANNELS, Answer, Candidate, ChannelStatus, Hit
 #   Chinese questions against the Chinese vault while absent CJK bigrams were all left out;
 # - the nearest chunk's cosine similarity reaches the vector floor, for a query the model can read.
 GATE_MIN_TERM_COVERAGE = 0.33
-# Issue 20, second round: the share the gate compares with GATE_MIN_GATE_COVERAGE is corrected for
-# chance (`gate_coverage`). Besides the chunk at hand, a term of document frequency df is in another
-# chunk with probability (df - 1)/N whatever the query, so the weight a random chunk would hold
-# (sum of w * (df - 1)/N) is taken off what the best chunk holds; and IDF is raised to this power
-# instead of 2. Common words and, in a small or a spaceless-script vault, common character grams
-# stop adding up to evidence; a term only the chunk holds keeps its full weight (a one-note vault
-# answers as before). benchmarks/lang_gate.py (half the corpus as the vault; abstained on
-# answerable / answered off-topic, same language), IDF^2 at 0.33 uncorrected -> IDF^1.5 at 0.34
-# corrected: xquad-th 0.121 / 0.185 -> 0.118 / 0.149, ar 0.124 / 0.143 -> 0.122 / 0.134, en 0.022 /
-# 0.208 -> 0.024 / 0.194, de 0.107 / 0.118 -> 0.110 / 0.113, es 0.040 / 0.178 -> 0.045 / 0.169,
-# ru 0.086 / 0.113 -> 0.083 / 0.110, zh 0.056 / 0.156 -> 0.056 / 0.147 (BENCHMARKS.md "Issue 20,
-# second round", with the full-set figures). `term_coverage` (inject.py, --explain) is unchanged.
-GATE_IDF_POWER = 1.5
-GATE_MIN_GATE_COVERAGE = 0.34
 # Static-embedding cosines are poorly calibrated: unrelated questions ("what is the capital of
 # france") reached 0.81 on the example vault, so vectors alone open the gate only near-duplicates.
 GATE_MIN_VEC_SIMILARITY = 0.95
@@ -176,7 +162,7 @@ def term_evidence(store: Store, fq: FtsQuery, ids: list[int]) -> dict:
     `specificity`, how unlikely its terms meet in one chunk by chance (the sum of ln(N/df) over
     the terms it holds, minus ln N: ~0 when a chunk like it is expected anyway), and
     `terms_matched` / `terms_total`."""
-    none = {"term_coverage": 0.0, "gate_coverage": 0.0, "specificity": 0.0, "terms_matched": 0, "terms_total": 0}
+    none = {"term_coverage": 0.0, "specificity": 0.0, "terms_matched": 0, "terms_total": 0}
     absent = [t for t in fq.dropped if fq.df.get(t) == 0][:GATE_MAX_ABSENT]
     terms = list(fq.terms) + absent
     if not ids or not terms or all(is_stopword(t.text) for t in terms):
@@ -186,16 +172,12 @@ def term_evidence(store: Store, fq: FtsQuery, ids: list[int]) -> dict:
     present = [t for t in fq.terms if df[t]] + [t for t in fq.dropped if fq.df.get(t)]
     known_cjk = set().union(*(_cjk_chars(t) for t in present))
     straddling = straddling_grams(list(fq.loose or terms), set(present))
-    idf = {t: math.log(1 + (n - df[t] + 0.5) / (df[t] + 0.5)) for t in terms
-           if df[t] or not (_cjk_chars(t) & known_cjk or t in straddling)}
-    weight = {t: v ** 2 for t, v in idf.items()}
+    weight = {t: math.log(1 + (n - df[t] + 0.5) / (df[t] + 0.5)) ** 2 for t in terms
+              if df[t] or not (_cjk_chars(t) & known_cjk or t in straddling)}
     total = sum(weight.values())
     if not total:
         return none
-    gate_w = {t: v ** GATE_IDF_POWER for t, v in idf.items()}
-    chance = sum(w * max(0.0, min(1.0, (df[t] - 1) / n)) for t, w in gate_w.items())  # a random other chunk
     got = {cid: 0.0 for cid in ids}
-    gated = {cid: 0.0 for cid in ids}
     held: dict[int, list[str]] = {cid: [] for cid in ids}
     for t in weight:
         found = store.contains((t,), ids) if df[t] else set()
@@ -206,13 +188,10 @@ def term_evidence(store: Store, fq: FtsQuery, ids: list[int]) -> dict:
         credit = GATE_TYPO_CREDIT if t in fq.typos else 1.0  # a typo's correction: half a match
         for cid in found:
             got[cid] += weight[t] * credit
-            gated[cid] += gate_w[t] * credit
             held[cid].append(t)
     best = max(ids, key=lambda cid: (got[cid], -ids.index(cid)))
     spec = sum(math.log(n / max(1, df[t])) for t in held[best]) - math.log(n)
-    gate_cov = max(0.0, max(gated.values()) - chance) / sum(gate_w.values())
-    return {"term_coverage": round(got[best] / total, 4), "gate_coverage": round(gate_cov, 4),
-            "specificity": round(max(0.0, spec), 3),
+    return {"term_coverage": round(got[best] / total, 4), "specificity": round(max(0.0, spec), 3),
             "terms_matched": len(held[best]), "terms_total": len(weight)}
 
 
@@ -377,7 +356,7 @@ def search(query: str, config: Config | None = None, *, k: int | None = None, ch
                     "vec_known": qv.known if qv else None,
                     "top_margin": top_margin(results.get("bm25", []), chunks)}
         vec_ok = (evidence["vec_known"] or 0.0) >= GATE_MIN_VEC_KNOWN
-        strong = (evidence["pinned"] or named or evidence["gate_coverage"] >= GATE_MIN_GATE_COVERAGE
+        strong = (evidence["pinned"] or named or evidence["term_coverage"] >= GATE_MIN_TERM_COVERAGE
                   or (vec_ok and (evidence["vec_similarity"] or 0.0) >= GATE_MIN_VEC_SIMILARITY))
         evidence["passed"] = strong
         timings["gate"] = (time.perf_counter() - t) * 1000
