@@ -16,6 +16,7 @@ GERMAN = ("Die Stadt hat im Sommer viele Besucher, und die meisten kommen wegen 
           "Wir haben uns die größten Gebäude angesehen, aber das Museum war leider geschlossen.")
 ENGLISH = ("The backup plan keeps thirty days of snapshots offsite, and the restore drill runs "
            "every month so that we know the copies are good when we need them.")
+TR_NOTE = "---\nlang: tr\n---\n" + TURKISH
 VIETNAMESE = ("Hôm nay tôi đã đọc một cuốn sách rất hay về lịch sử của thành phố này, và tôi "
               "muốn viết lại những điều mà tôi đã học được trong những ngày qua.")
 
@@ -28,7 +29,9 @@ def test_detect_by_stopword_votes():
     assert notelang.detect("kitap") is None  # too few words to vote
 
 
-def test_stemmer_of_a_note():
+def test_stemmer_of_a_note(monkeypatch):
+    assert notelang.note_stemmer({}, TURKISH) is None  # a detected language stems only with DETECT_STEMS
+    monkeypatch.setattr(notelang, "DETECT_STEMS", True)
     assert notelang.note_stemmer({}, TURKISH) == "turkish"
     assert notelang.note_stemmer({}, ENGLISH) is None  # porter stems English in FTS5
     assert notelang.note_stemmer({}, VIETNAMESE) is None  # no Snowball stemmer: not a neighbour's
@@ -54,7 +57,7 @@ def test_index_and_query_forms_meet():
 
 
 def test_turkish_vault_finds_inflected_forms(tmp_path, cfg_for):
-    notes = {"tr.md": "# Okuma\n\n" + TURKISH, "en.md": "# Backups\n\n" + ENGLISH,
+    notes = {"tr.md": "---\nlang: tr\n---\n# Okuma\n\n" + TURKISH, "en.md": "# Backups\n\n" + ENGLISH,
              "ro.md": "---\nlang: ro\n---\n# Orașe\n\nOrașele mari au multe parcuri."}
     cfg = cfg_for(write_notes(tmp_path / "v", notes))
     reindex(cfg, embed=False)
@@ -77,10 +80,10 @@ def test_turkish_vault_finds_inflected_forms(tmp_path, cfg_for):
 def test_fts_stays_in_sync_when_a_stemmed_note_changes(tmp_path, cfg_for):
     from vaultrag.config import load_config
 
-    vault = write_notes(tmp_path / "v", {"tr.md": TURKISH, "de.md": GERMAN})
+    vault = write_notes(tmp_path / "v", {"tr.md": TR_NOTE, "de.md": "---\nlanguage: German\n---\n" + GERMAN})
     cfg = cfg_for(vault)
     reindex(cfg, embed=False)
-    (vault / "tr.md").write_text(TURKISH.replace("kitap", "defter").replace("Kitap", "Defter"), encoding="utf-8")
+    (vault / "tr.md").write_text(TR_NOTE.replace("kitap", "defter").replace("Kitap", "Defter"), encoding="utf-8")
     (vault / "de.md").unlink()
     reindex(cfg, embed=False)
     fresh = tmp_path / "fresh.db"
@@ -100,7 +103,7 @@ def test_a_version_4_index_is_migrated_and_keeps_working(tmp_path, cfg_for):
     with), readers search it as before, and the next full reindex stems the notes."""
     from vaultrag.store.sqlite import schema
 
-    vault = write_notes(tmp_path / "v", {"tr.md": TURKISH})
+    vault = write_notes(tmp_path / "v", {"tr.md": TR_NOTE})
     cfg = cfg_for(vault)
     reindex(cfg, embed=False)
     with Store(cfg.db_path()) as s, s.transaction():
