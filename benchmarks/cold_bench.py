@@ -234,10 +234,13 @@ def main() -> int:
     ap.add_argument("--rows", default=",".join(ROWS),
                     help="comma-separated subset of " + ",".join(ROWS) + " (without `forwarded` no server is started)")
     ap.add_argument("--hook-timeout-ms", type=int, default=60_000, help="VAULTRAG_HOOK_TIMEOUT_MS of the fresh hooks")
+    ap.add_argument("--prompts", type=Path, help="a UTF-8 file of prompts, one a line (default: the English PROMPTS)")
     args = ap.parse_args()
     rows = tuple(r for r in ROWS if r in args.rows.split(","))
     if "floor" not in rows or set(args.rows.split(",")) - set(ROWS):
         ap.error(f"--rows: a subset of {','.join(ROWS)} that includes floor")
+    prompts = [ln.strip() for ln in args.prompts.read_text(encoding="utf-8").splitlines() if ln.strip()] \
+        if args.prompts else PROMPTS
     tmp = Path(tempfile.mkdtemp(prefix="cold-bench-"))
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VAULTRAG_CONFIG", "VAULTRAG_SOCKET")}
     env.update(HF_HUB_OFFLINE="1", VAULTRAG_MODEL="bundled", HOME=str(tmp / "home"),
@@ -273,7 +276,7 @@ def main() -> int:
         jobs = [(t, r) for t in trees for r in rows]
         for i in range(args.rounds):
             rng.shuffle(jobs)
-            prompt = PROMPTS[i % len(PROMPTS)]
+            prompt = prompts[i % len(prompts)]
             for t, r in jobs:
                 wall, cpu, ok = t.measure(r, prompt)
                 walls, cpus, n_ok = times[(t.name, r)]

@@ -21,7 +21,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable
 
-from . import __version__, chunker, markdown
+from . import __version__, chunker, markdown, notelang
 from .config import Config
 from .errors import VaultNotFound
 from .paths import KEY_META, display_path, new_key, resolve, shown_part, stored_path
@@ -176,7 +176,8 @@ def build_file(rel: str, st: os.stat_result, raw: bytes, text: str, cfg: Config,
             keys.append((k, "heading", pos))
     fw = FileWrite(path=stored, mtime_ns=st.st_mtime_ns, size=st.st_size, hash=hashlib.sha256(raw).hexdigest(),
                    title=doc.title, note_type=doc.note_type, stem_key=markdown.link_key(shown),
-                   chunks=tuple(rows), links=links, keys=tuple(dict.fromkeys(keys)))
+                   chunks=tuple(rows), links=links, keys=tuple(dict.fromkeys(keys)),
+                   lang=notelang.note_stemmer(doc.frontmatter, clean) if rows else None)
     return fw, inputs, secrets, list(doc.warnings)
 
 
@@ -339,6 +340,7 @@ def _run(store: Store, cfg: Config, root: Path, report: Report, progress: Progre
             store.update_meta(settings=fingerprint, tokenizer=tok_name, vault=str(root),
                               last_reindex={"at": time.time(), "report": _brief(report)},
                               embedding=asdict(report.embedding))
+            store.set_meta(notelang.NOTE_LANGS_META, notelang.vault_languages(store.note_languages()))
             delta = paths_digest([p for p in written if p not in indexed] + gone)
             if digest and (delta != paths_digest(()) or changes is None):
                 # XOR is its own inverse: a digest that did not match the index still does not after this

@@ -235,15 +235,24 @@ def _stem(token: str) -> str:
     lang = stem_language(token) if _STEM_RE.match(token) else None
     if lang is None:
         return token
+    st = _stemmer(lang)
+    if len(_STEM_CACHE) >= STEM_CACHE_MAX:
+        _STEM_CACHE.clear()
+    got = _STEM_CACHE[token] = st.stemWord(token) or token
+    return got
+
+
+def _stemmer(lang: str):
     st = _STEMMERS.get(lang)
     if st is None:
         import Stemmer  # PyStemmer: Snowball in C
 
         st = _STEMMERS[lang] = Stemmer.Stemmer(lang)
-    if len(_STEM_CACHE) >= STEM_CACHE_MAX:
-        _STEM_CACHE.clear()
-    got = _STEM_CACHE[token] = st.stemWord(token) or token
-    return got
+    return st
+
+
+# -- stemming by note language (second round): notelang.py, loaded when a note or vault has one
+NOTE_LANGS_META = "note_langs"  # index metadata: the vault's note languages (notelang.vault_languages)
 
 
 def _stem_text(text: str) -> str:
@@ -322,15 +331,24 @@ def _spaced(run: str) -> str:
     return " " + " ".join(run) + " "
 
 
-def fts_text(text: str, *, stem: bool = True) -> str:
+def fts_text(text: str, *, stem: bool = True, lang: str | None = None) -> str:
     """The form of `text` stored in FTS5: folded, words of a stemmed script stemmed, every CJK
     character and every cluster of a spaceless script a separate token. A query term (already
-    made by `query_terms`, so stemmed) passes with stem=False: stems are not stemmed twice."""
+    made by `query_terms`, so stemmed) passes with stem=False: stems are not stemmed twice.
+    `lang`: the note's Snowball language (notelang), for its Latin and Cyrillic words."""
     if text.isascii():
+        if lang and stem:
+            from .notelang import note_stem_text
+
+            return note_stem_text(text, lang)
         return text
     text = fold(text)
     if stem and _STEM_RE.search(text):
         text = _stem_text(text)
+    if stem and lang:
+        from .notelang import note_stem_text
+
+        text = note_stem_text(text, lang)
     if CJK_RE.search(text):
         text = _CJK_RUN_RE.sub(lambda m: _spaced(m.group(0)), text)
     if SEG_RE.search(text):

@@ -9,7 +9,7 @@ CREATE INDEX chunks_file ON chunks(file_id, section_index, chunk_index);
 -- table chunks_fts
 CREATE VIRTUAL TABLE chunks_fts USING fts5( text, heading, context, content='', tokenize='porter unicode61 remove_diacritics 2 categories ''L* N* Co M*''');
 -- table files
-CREATE TABLE files ( id INTEGER PRIMARY KEY, path TEXT NOT NULL UNIQUE, -- vault-relative, POSIX separators mtime_ns INTEGER NOT NULL, size INTEGER NOT NULL, hash BLOB NOT NULL, -- sha256 of the raw bytes, all 32: live citations compare it title TEXT NOT NULL, note_type TEXT, stem_key TEXT NOT NULL -- casefolded file stem, resolves [[links]] );
+CREATE TABLE files ( id INTEGER PRIMARY KEY, path TEXT NOT NULL UNIQUE, -- vault-relative, POSIX separators mtime_ns INTEGER NOT NULL, size INTEGER NOT NULL, hash BLOB NOT NULL, -- sha256 of the raw bytes, all 32: live citations compare it title TEXT NOT NULL, note_type TEXT, stem_key TEXT NOT NULL, -- casefolded file stem, resolves [[links]] lang TEXT -- Snowball stemmer of its Latin/Cyrillic words (notelang.py), NULL: none );
 -- trigger files_snapshot_delete
 CREATE TRIGGER files_snapshot_delete AFTER DELETE ON files BEGIN DELETE FROM meta WHERE key = 'files_snapshot'; END;
 -- trigger files_snapshot_insert

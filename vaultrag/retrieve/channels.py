@@ -6,7 +6,7 @@ from pathlib import Path
 
 from ..frozen import frozen
 from ..store import Store, Term
-from ..textutil import meta_key, query_terms, word_prefix
+from ..textutil import NOTE_LANGS_META, meta_key, query_terms, word_prefix
 from .types import ChannelStatus
 
 # BM25 column weights: chunk text, heading path, 'title | type | tags' context (issue 5).
@@ -42,6 +42,7 @@ class FtsQuery:
     dropped: tuple[Term, ...]  # terms pruned: too common, or in no chunk at all
     df: dict[Term, int]  # document counts of every term (capped), when pruning ran
     loose: dict[Term, tuple[Term, ...]] | None = None  # term -> the looser forms the evidence gate accepts
+    typos: frozenset[Term] = frozenset()  # terms whose alternatives are typo corrections (the gate's half credit)
 
     @property
     def match(self) -> bool:
@@ -64,15 +65,22 @@ def build_fts_query(text: str, store: Store | None = None, max_terms: int = MAX_
     its own syntax, so nothing in user text is ever syntax). With more than `max_terms` terms and a
     store at hand, only the rarest are kept."""
     loose: dict[Term, tuple[Term, ...]] = {}
+    langs = note_languages(store)
+    if langs:
+        from ..notelang import note_stems
     for word in query_terms(text):
         term = query_term(word)
         # the gate's looser form of a word searched whole: ASCII, or a stem (textutil.word_prefix)
         stem = word_prefix(word, stems=True) if term.text == word and not term.prefix else None
+        alts = note_stems(word, langs) if langs else ()
+        if alts:  # issue 20: the word OR its stems in the vault's note languages (index: notelang)
+            term = Term(term.text, term.prefix, alts)
         loose.setdefault(term, (term, Term(stem, prefix=True)) if stem else (term,))
     terms = list(loose)
     df: dict[Term, int] = {}
     dropped: list[Term] = []
     pruning = len(terms) > max_terms and store is not None
+    fixed: dict[Term, Term] = {}
     if pruning:
         df = {t: store.doc_freq(t, DF_COUNT_CAP) for t in terms}
     if store is not None:
@@ -89,7 +97,14 @@ def build_fts_query(text: str, store: Store | None = None, max_terms: int = MAX_
         keep = set(order[:max_terms])
         dropped = [t for t in terms if t not in keep]
         terms = [t for t in terms if t in keep]
-    return FtsQuery(tuple(terms), tuple(dropped), df, loose)
+    return FtsQuery(tuple(terms), tuple(dropped), df, loose, frozenset(fixed.values()))
+
+
+def note_languages(store: Store | None) -> tuple[str, ...]:
+    """The vault's note languages (Snowball names) from the index metadata; () without a store or
+    for an index that stems no note by language."""
+    raw = store.get_meta(NOTE_LANGS_META) if store is not None else None
+    return tuple(x for x in raw.split(",") if x) if raw else ()
 
 
 def _typo_word(term: Term) -> str | None:

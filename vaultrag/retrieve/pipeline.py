@@ -185,7 +185,7 @@ def term_evidence(store: Store, fq: FtsQuery, ids: list[int]) -> dict:
         missed = [cid for cid in ids if cid not in found]
         if looser != (t,) and missed:  # the prefix form is the costly query: ask only where needed
             found |= store.contains(looser, missed)
-        credit = GATE_TYPO_CREDIT if t.alternatives else 1.0  # a typo's correction: half a match
+        credit = GATE_TYPO_CREDIT if t in fq.typos else 1.0  # a typo's correction: half a match
         for cid in found:
             got[cid] += weight[t] * credit
             held[cid].append(t)

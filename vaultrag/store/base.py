@@ -62,6 +62,7 @@ class FileWrite:
     chunks: tuple[ChunkRow, ...]
     links: tuple[LinkRow, ...]
     keys: tuple[tuple[str, str, int | None], ...]  # (key, kind, chunk_pos or None)
+    lang: str | None = None  # Snowball stemmer of its Latin/Cyrillic words (notelang), None: none
 
 
 # -- what comes out -------------------------------------------------------------------------------
@@ -329,6 +330,11 @@ class Store(ABC):
 
     def origins(self, ids: Sequence[int]) -> dict[int, tuple[str, str]]:
         """chunk id -> (scope, origin JSON) for those of `ids` that have one (files have none)."""
+        return {}
+
+    def note_languages(self) -> dict[str, int]:
+        """Snowball stemmer -> how many notes were indexed with it (FileWrite.lang); {} when the
+        backend does not stem by note language."""
         return {}
 
     # -- read side: documents

@@ -27,7 +27,8 @@ from .vectors import padded_dim
 # issue 20's analysis, so every index older than 4 is rebuilt.
 # Version 5 (issue 18): triggers on `files` drop the vault snapshot (store/base.py FILES_SNAPSHOT_META)
 # on any write, which lets a reindex with nothing changed skip reading the files table; an index
-# without them would trust a stale snapshot, so every index older than 5 is rebuilt.
+# without them would trust a stale snapshot, so every index older than 5 is rebuilt. Version 5 also
+# holds issue 20's `files.lang` (the stemmer a note's words were indexed with; the FTS delete needs it).
 BASE_VERSION = 5
 
 # Tokenizer: porter stemming over unicode61 with diacritics folded. Porter only changes
@@ -66,7 +67,8 @@ BASE: tuple[str, ...] = (
         hash BLOB NOT NULL,                 -- sha256 of the raw bytes, all 32: live citations compare it
         title TEXT NOT NULL,
         note_type TEXT,
-        stem_key TEXT NOT NULL              -- casefolded file stem, resolves [[links]]
+        stem_key TEXT NOT NULL,             -- casefolded file stem, resolves [[links]]
+        lang TEXT                           -- Snowball stemmer of its Latin/Cyrillic words (notelang.py), NULL: none
     )""",
     """CREATE INDEX files_stem ON files(stem_key)""",
     # Issue 18: any write to `files` drops the vault snapshot in its own transaction (FILES_SNAPSHOT_META
@@ -149,8 +151,8 @@ VEC_SEARCH_INT8 = (f"SELECT rowid, vec_distance_cosine(embedding, vec_int8(:v)) 
 VEC_SEARCH_F32 = f"SELECT rowid, distance FROM {VEC_TABLE} WHERE embedding MATCH vec_f32(:v) AND k = :k"
 
 
-INSERT_FILE = """INSERT INTO files (path, mtime_ns, size, hash, title, note_type, stem_key)
-VALUES (:path, :mtime_ns, :size, :hash, :title, :note_type, :stem_key)"""
+INSERT_FILE = """INSERT INTO files (path, mtime_ns, size, hash, title, note_type, stem_key, lang)
+VALUES (:path, :mtime_ns, :size, :hash, :title, :note_type, :stem_key, :lang)"""
 INSERT_CHUNK = """INSERT INTO chunks (file_id, section_index, chunk_index, heading_path, context, text,
 search_text, line_start, line_end, content_hash, embed_hash, tokens, block_ids)
 VALUES (:file_id, :section_index, :chunk_index, :heading_path, :context, :text, :search_text,

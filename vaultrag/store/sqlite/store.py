@@ -18,9 +18,10 @@ from .vocab import VocabMixin
 from .vectors import VEC_CANDIDATE_FACTOR, query_int8, quantize_int8_batch
 
 
-def _fts_values(chunk_id: int, text: str, search_text: str | None, heading_path: str, context: str) -> dict:
-    return {"id": chunk_id, "text": fts_text(search_text or text), "heading": fts_text(heading_path),
-            "context": fts_text(context)}
+def _fts_values(chunk_id: int, text: str, search_text: str | None, heading_path: str, context: str,
+               lang: str | None = None) -> dict:
+    return {"id": chunk_id, "text": fts_text(search_text or text, lang=lang), "heading": fts_text(heading_path, lang=lang),
+            "context": fts_text(context, lang=lang)}
 
 
 def pack_text(text: str, dict_id: int = 0, primed=None) -> str | bytes:
@@ -256,13 +257,13 @@ class _StoreBase:
                           {"m": mtime_ns, "s": size, "p": path})
 
     def delete_file(self, path: str) -> bool:
-        row = self.conn.execute("SELECT id FROM files WHERE path = :p", {"p": path}).fetchone()
+        row = self.conn.execute("SELECT id, lang FROM files WHERE path = :p", {"p": path}).fetchone()
         if row is None:
             return False
-        file_id = row[0]
+        file_id, lang = row
         has_vec = self.has_vec_table()
         for cid, text, search_text, heading, context in self.conn.execute(schema.FILE_CHUNKS, {"file_id": file_id}).fetchall():
-            self.conn.execute(schema.DELETE_FTS, _fts_values(cid, self.unpack(text), search_text, heading, context))
+            self.conn.execute(schema.DELETE_FTS, _fts_values(cid, self.unpack(text), search_text, heading, context, lang))
             if has_vec:
                 self.conn.execute(f"DELETE FROM {schema.VEC_TABLE} WHERE rowid = :id", {"id": cid})
         self.conn.execute("DELETE FROM files WHERE id = :id", {"id": file_id})  # cascades chunks, links, keys
@@ -273,7 +274,7 @@ class _StoreBase:
         self.delete_file(fw.path)
         cur = self.conn.execute(schema.INSERT_FILE, {
             "path": fw.path, "mtime_ns": fw.mtime_ns, "size": fw.size, "hash": _hash_bytes(fw.hash), "title": fw.title,
-            "note_type": fw.note_type, "stem_key": fw.stem_key})
+            "note_type": fw.note_type, "stem_key": fw.stem_key, "lang": fw.lang})
         file_id = cur.lastrowid
         ids: list[int] = []
         vec_sql = self._vec_insert_sql() if vectors is not None else None
@@ -282,7 +283,8 @@ class _StoreBase:
                       "content_hash": _hash_bytes(ch.content_hash), "embed_hash": _hash_bytes(ch.embed_hash)}
             cid = self.conn.execute(schema.INSERT_CHUNK, values).lastrowid
             ids.append(cid)
-            self.conn.execute(schema.INSERT_FTS, _fts_values(cid, ch.text, ch.search_text, ch.heading_path, ch.context))
+            self.conn.execute(schema.INSERT_FTS, _fts_values(cid, ch.text, ch.search_text, ch.heading_path, ch.context,
+                                                             fw.lang))
             if vec_sql is not None and vectors[pos] is not None:
                 self.conn.execute(vec_sql, {"id": cid, "v": vectors[pos]})
         for ln in fw.links:
@@ -452,6 +454,9 @@ class QueryMixin:
         return dict(_similarity(self.vec_distances(blob, ids, self.vector_type()).items())) if blob else {}
 
     conn: object
+
+    def note_languages(self) -> dict[str, int]:
+        return dict(self.conn.execute("SELECT lang, count(*) FROM files WHERE lang IS NOT NULL GROUP BY lang"))
 
     def chunk_count(self) -> int:
         """Chunks in the index, cached until another connection commits (a long-lived Store

@@ -1,0 +1,120 @@
+"""Issue 20, second round: a note's language (frontmatter or stopword votes) picks the Snowball
+stemmer of its Latin/Cyrillic words; queries search each word OR its stems in the vault's languages."""
+from __future__ import annotations
+
+import pytest
+
+from conftest import write_notes
+from vaultrag import notelang
+from vaultrag.errors import IndexCorrupt
+from vaultrag.indexer import reindex
+from vaultrag.retrieve import search
+from vaultrag.store import Store
+from vaultrag.notelang import note_stems
+from vaultrag.textutil import NOTE_LANGS_META, fts_text
+
+TURKISH = ("Bu hafta kütüphaneden üç kitap aldım ve hepsini evde okudum. Kitaplarımızdan biri tarih "
+           "hakkında, diğeri de bir roman. Her akşam biraz okuyorum, çünkü bu benim için çok önemli.")
+GERMAN = ("Die Stadt hat im Sommer viele Besucher, und die meisten kommen wegen der alten Häuser. "
+          "Wir haben uns die größten Gebäude angesehen, aber das Museum war leider geschlossen.")
+ENGLISH = ("The backup plan keeps thirty days of snapshots offsite, and the restore drill runs "
+           "every month so that we know the copies are good when we need them.")
+TR_NOTE = "---\nlang: tr\n---\n" + TURKISH
+VIETNAMESE = ("Hôm nay tôi đã đọc một cuốn sách rất hay về lịch sử của thành phố này, và tôi "
+              "muốn viết lại những điều mà tôi đã học được trong những ngày qua.")
+
+
+def test_detect_by_stopword_votes():
+    assert notelang.detect(TURKISH) == "tr"
+    assert notelang.detect(GERMAN) == "de"
+    assert notelang.detect(ENGLISH) == "en"
+    assert notelang.detect(VIETNAMESE) == "vi"
+    assert notelang.detect("kitap") is None  # too few words to vote
+
+
+def test_stemmer_of_a_note(monkeypatch):
+    assert notelang.note_stemmer({}, TURKISH) is None  # a detected language stems only with DETECT_STEMS
+    monkeypatch.setattr(notelang, "DETECT_STEMS", True)
+    assert notelang.note_stemmer({}, TURKISH) == "turkish"
+    assert notelang.note_stemmer({}, ENGLISH) is None  # porter stems English in FTS5
+    assert notelang.note_stemmer({}, VIETNAMESE) is None  # no Snowball stemmer: not a neighbour's
+    # frontmatter wins over the text, in any spelling, and a language without a stemmer means none
+    assert notelang.note_stemmer({"lang": "ro-RO"}, ENGLISH) == "romanian"
+    assert notelang.note_stemmer({"Language": "Turkish"}, ENGLISH) == "turkish"
+    assert notelang.note_stemmer({"lang": ["pt_BR"]}, ENGLISH) == "portuguese"
+    assert notelang.note_stemmer({"lang": "vi"}, TURKISH) is None
+    assert notelang.note_stemmer({"lang": "en"}, TURKISH) is None
+
+
+def test_vault_languages_keeps_the_main_ones():
+    assert notelang.vault_languages({"turkish": 80, "german": 15, "french": 2}) == "turkish,german"
+    assert notelang.vault_languages({}) == ""
+
+
+def test_index_and_query_forms_meet():
+    # index side: the note's stems; a stem under NOTE_STEM_MIN_CHARS leaves the word whole
+    assert fts_text("Kitaplarımızdan evlerde x_y 42", lang="turkish") == "kitap evlerde x_y 42"
+    assert fts_text("Kitaplarımızdan") == "Kitaplarimizdan"  # no language: folded only, as before
+    assert note_stems("kitapları", ("turkish", "german")) == ("kitap",)
+    assert note_stems("evlerde", ("turkish",)) == ()
+
+
+def test_turkish_vault_finds_inflected_forms(tmp_path, cfg_for):
+    notes = {"tr.md": "---\nlang: tr\n---\n# Okuma\n\n" + TURKISH, "en.md": "# Backups\n\n" + ENGLISH,
+             "ro.md": "---\nlang: ro\n---\n# Orașe\n\nOrașele mari au multe parcuri."}
+    cfg = cfg_for(write_notes(tmp_path / "v", notes))
+    reindex(cfg, embed=False)
+    s = Store(cfg.db_path(), readonly=True)
+    try:
+        assert s.note_languages() == {"turkish": 1, "romanian": 1}
+        assert set(s.get_meta(NOTE_LANGS_META).split(",")) == {"turkish", "romanian"}
+    finally:
+        s.close()
+
+    def top(q):
+        ans = search(q, cfg, channels=("meta", "bm25"), graph=False, max_tokens=0)
+        return ans.hits[0].path if ans.status == "ok" and ans.hits else None
+
+    assert top("kitapların tarihi") == "tr.md"  # neither form is in the note
+    assert top("orașul parcurile") == "ro.md"
+    assert top("snapshots restore") == "en.md"
+
+
+def test_fts_stays_in_sync_when_a_stemmed_note_changes(tmp_path, cfg_for):
+    from vaultrag.config import load_config
+
+    vault = write_notes(tmp_path / "v", {"tr.md": TR_NOTE, "de.md": "---\nlanguage: German\n---\n" + GERMAN})
+    cfg = cfg_for(vault)
+    reindex(cfg, embed=False)
+    (vault / "tr.md").write_text(TR_NOTE.replace("kitap", "defter").replace("Kitap", "Defter"), encoding="utf-8")
+    (vault / "de.md").unlink()
+    reindex(cfg, embed=False)
+    fresh = tmp_path / "fresh.db"
+    reindex(load_config(vault=str(vault), db=str(fresh)), embed=False)
+    a, b = Store(cfg.db_path(), readonly=True), Store(fresh, readonly=True)
+    try:
+        vocab = a.fts_vocabulary()
+        assert vocab == b.fts_vocabulary()
+        assert any(row[0] == "defter" for row in vocab) and not any(row[0] == "kitap" for row in vocab)
+    finally:
+        a.close()
+        b.close()
+
+
+def test_a_version_4_index_is_rebuilt_and_its_notes_stemmed(tmp_path, cfg_for):
+    """Schema 4 had no files.lang (nor the snapshot triggers of issue 18): schema 5 is a new base,
+    so a writer rebuilds such an index from the vault, which stems the notes by their language."""
+    from vaultrag.store.sqlite import schema
+
+    vault = write_notes(tmp_path / "v", {"tr.md": TR_NOTE})
+    cfg = cfg_for(vault)
+    reindex(cfg, embed=False)
+    with Store(cfg.db_path()) as s, s.transaction():
+        s.set_meta("schema_version", "4")  # what matters to the writer: the recorded version
+    with pytest.raises(IndexCorrupt, match="older vaultrag"):  # readers refuse it until a writer rebuilds
+        Store(cfg.db_path(), readonly=True)
+    r = reindex(cfg, embed=False)
+    assert any("rebuilt" in w for _, w in r.warnings)
+    with Store(cfg.db_path(), readonly=True) as s:
+        assert s.schema_version() == schema.SCHEMA_VERSION
+        assert s.note_languages() == {"turkish": 1}
