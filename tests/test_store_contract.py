@@ -62,6 +62,21 @@ def test_write_read_roundtrip_and_counts(vault, make_cfg):
         assert not meta.vectors_invalid and meta.last_reindex["report"]["scanned"] == counts["files"]
 
 
+def test_notes_stemmed_by_their_language_on_every_backend(tmp_path, make_cfg):
+    """Issue 20: a note whose frontmatter names its language is indexed with that language's stems
+    (files.lang), the vault's note languages reach the query, and both backends find it by forms
+    it does not contain."""
+    notes = {"tr.md": "---\nlang: tr\n---\n# Okuma\n\nBu hafta kütüphaneden üç kitap aldım ve hepsini "
+                      "evde okudum. Kitaplarımızdan biri tarih hakkında, diğeri de bir roman.\n",
+             "en.md": "# Backups\n\nThe backup plan keeps thirty days of snapshots offsite.\n"}
+    cfg = make_cfg(write_notes(tmp_path / "tr-vault", notes))
+    reindex(cfg, embed=False)
+    with open_store(cfg) as s:
+        assert s.note_languages() == {"turkish": 1}
+    ans = search("kitapların tarihi", cfg, channels=("bm25",), graph=False, max_tokens=0)
+    assert ans.status == "ok" and ans.hits[0].path == "tr.md"
+
+
 def test_lexical_terms_prefix_cjk_and_doc_freq(vault, make_cfg):
     write_notes(vault, {"Städte.md": "# Städte\n\nDie größten Städte liegen am Fluss. Templates are stored here.\n"})
     cfg = make_cfg(vault)

@@ -102,9 +102,10 @@ def _tokenizer() -> _Tokenizer:
     return _TOKENIZER
 
 
-def analyse(chunks: list[tuple[str, str, str]]) -> list[Analysed]:
-    """(search text, heading path, context) of each chunk -> its tsvector and token count."""
-    rows = [(fts_text(t), fts_text(h), fts_text(c)) for t, h, c in chunks]
+def analyse(chunks: list[tuple[str, str, str]], lang: str | None = None) -> list[Analysed]:
+    """(search text, heading path, context) of each chunk -> its tsvector and token count; `lang`:
+    the note's Snowball stemmer (FileWrite.lang), as SQLite's _fts_values gets it."""
+    rows = [(fts_text(t, lang=lang), fts_text(h, lang=lang), fts_text(c, lang=lang)) for t, h, c in chunks]
     out = []
     for columns in _tokenizer().tokens(rows):
         positions: dict[str, list[tuple[int, str]]] = {}

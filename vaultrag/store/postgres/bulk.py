@@ -23,8 +23,8 @@ _WEIGHT_BITS = {"A": 3 << 14, "B": 2 << 14, "C": 1 << 14, "D": 0}
 _U16 = struct.Struct(">H")
 MAX_POSITIONS = 256  # PostgreSQL's MAXNUMPOS: the text input keeps a lexeme's first 256, recv refuses more
 
-FILE_COLS = ("id", "gen", "path", "mtime_ns", "size", "hash", "title", "note_type", "stem_key")
-FILE_TYPES = ("int8", "int8", "text", "int8", "int8", "bytea", "text", "text", "text")
+FILE_COLS = ("id", "gen", "path", "mtime_ns", "size", "hash", "title", "note_type", "stem_key", "lang")
+FILE_TYPES = ("int8", "int8", "text", "int8", "int8", "bytea", "text", "text", "text", "text")
 CHUNK_COLS = ("id", "gen", "file_id", "section_index", "chunk_index", "heading_path", "context", "text",
               "line_start", "line_end", "content_hash", "embed_hash", "tokens", "block_ids", "ntok", "tsv",
               "embedding")
@@ -108,7 +108,7 @@ def flush(conn, gen: int, pending: list[Pending]) -> list[int]:
     for p, file_id in zip(pending, file_ids):
         fw = p.fw
         files.append((file_id, gen, fw.path, fw.mtime_ns, fw.size, bytes.fromhex(fw.hash), fw.title, fw.note_type,
-                      fw.stem_key))
+                      fw.stem_key, fw.lang))
         ids = [next(next_chunk) for _ in fw.chunks]
         for pos, ch in enumerate(fw.chunks):
             vec = p.vectors[pos] if p.vectors is not None else None

@@ -125,6 +125,10 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
     )""",),
     (LEXEMES_TABLE,  # 2 -> 3: the vocabulary table, counted from the tsvectors already stored
      LEXEMES_RECOUNT.replace("WHERE c.gen = ANY(%(gens)s) ", "")),
+    # 3 -> 4 (issue 20, second round): the Snowball stemmer a note's Latin/Cyrillic words were
+    # analysed with (notelang.py; NULL: none), as SQLite's files.lang; the vault's note languages
+    # (the query's stem alternatives) are counted from it.
+    ("ALTER TABLE files ADD COLUMN IF NOT EXISTS lang text",),
 )
 SCHEMA_VERSION = 1 + len(MIGRATIONS)
 # Serialises schema creation and migration between processes (pg_advisory_xact_lock key).

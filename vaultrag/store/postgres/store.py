@@ -216,7 +216,8 @@ class PgStore(Store):
         """Buffered until the transaction commits (one COPY per table for the whole group); outside
         a transaction, written at once."""
         self.delete_file(fw.path)
-        lex = analyzer.analyse([(ch.search_text or ch.text, ch.heading_path, ch.context) for ch in fw.chunks])
+        lex = analyzer.analyse([(ch.search_text or ch.text, ch.heading_path, ch.context) for ch in fw.chunks],
+                               lang=fw.lang)
         self._pending.append(bulk.Pending(fw, vectors, tuple(a.tsvector for a in lex), tuple(a.tokens for a in lex)))
         if self._depth == 0:
             with self.transaction():
@@ -243,6 +244,11 @@ class PgStore(Store):
             return {}
         rows = self.conn.execute("SELECT chunk_id, scope, origin FROM chunk_origins WHERE chunk_id = ANY(%s)", (ids,))
         return {r[0]: (r[1], r[2]) for r in rows}
+
+    def note_languages(self) -> dict[str, int]:
+        self._flush()
+        return dict(self.conn.execute("SELECT lang, count(*) FROM files WHERE gen = %s AND lang IS NOT NULL "
+                                      "GROUP BY lang", (self.gen,)).fetchall())
 
     def _lexemes_remove(self, file_id: int) -> None:
         """The vocabulary without one file's chunks (before they are deleted)."""
