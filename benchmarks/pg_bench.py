@@ -49,6 +49,17 @@ sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "benchmarks"))
 
 
+
+def _hnsw_and_exact(conn, gen: int, dim: int, lit: str, k: int) -> tuple[list[int], list[int]]:
+    """The k nearest chunk ids by the HNSW index, and by an exact scan (index scans off)."""
+    from vaultrag.store.postgres import schema
+
+    approx = [r[0] for r in conn.execute(schema.knn_sql(gen, dim), {"v": lit, "k": k})]
+    with conn.transaction():
+        conn.execute("SET LOCAL enable_indexscan = off")
+        exact = [r[0] for r in conn.execute(schema.knn_sql(gen, dim), {"v": lit, "k": k})]
+    return approx, exact
+
 def log(*a) -> None:
     print(*a, file=sys.stderr, flush=True)
 
@@ -168,10 +179,7 @@ def vector_recall(pg, sq, queries, url) -> dict:
             vec = enc.encode(q)
             lit = "[" + ",".join("%.5g" % x for x in vec) + "]"
             for k in (10, 30):
-                approx = [r[0] for r in conn.execute(schema.knn_sql(gen, dim), {"v": lit, "k": k})]
-                with conn.transaction():
-                    conn.execute("SET LOCAL enable_indexscan = off")
-                    exact = [r[0] for r in conn.execute(schema.knn_sql(gen, dim), {"v": lit, "k": k})]
+                approx, exact = _hnsw_and_exact(conn, gen, dim, lit, k)
                 rec[k].append(len(set(approx) & set(exact)) / max(1, len(exact)))
                 keys_exact = {(c.path, c.section_index, c.chunk_index) for c in pg.chunks_by_id(exact).values()}
                 sq_ids = [cid for cid, _ in sq.knn(vec, k)]
@@ -399,10 +407,7 @@ def part_grow(url: str, tmp: Path, args) -> dict:
             for q in queries:
                 lit = "[" + ",".join("%.5g" % x for x in enc.encode(q)) + "]"
                 for k in (10, 30):
-                    approx = [r[0] for r in conn.execute(schema.knn_sql(gen, dim), {"v": lit, "k": k})]
-                    with conn.transaction():
-                        conn.execute("SET LOCAL enable_indexscan = off")
-                        exact = [r[0] for r in conn.execute(schema.knn_sql(gen, dim), {"v": lit, "k": k})]
+                    approx, exact = _hnsw_and_exact(conn, gen, dim, lit, k)
                     rec[k].append(len(set(approx) & set(exact)) / max(1, len(exact)))
             sizes = conn.execute("SELECT pg_size_pretty(pg_relation_size(%s::regclass)), "
                                  "pg_size_pretty(pg_relation_size('chunks_tsv')), pg_size_pretty(pg_total_relation_size('chunks'))",

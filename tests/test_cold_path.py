@@ -45,18 +45,24 @@ def test_prompt_hook_answers_without_the_lazy_stdlib_modules(env):
     assert loaded == []
 
 
-def test_session_memory_uses_the_index_driver_not_a_second_sqlite(env):
-    from vaultrag.store.sqlite.connection import sqlite_module
-
+def _after_a_hook(env, session: str, probe: str) -> str:
+    """Run one UserPromptSubmit hook in a fresh `python -I` process, then `probe` (code that prints
+    one line to stderr) in the same process; the hook must have injected. Returns that line."""
     code = ("import io, sys\n"
-            "sys.stdin = io.TextIOWrapper(io.BytesIO(b'{\"session_id\": \"cold-2\", \"hook_event_name\": "
+            "sys.stdin = io.TextIOWrapper(io.BytesIO(b'{\"session_id\": \"" + session + "\", \"hook_event_name\": "
             "\"UserPromptSubmit\", \"prompt\": \"daily snapshots retention\"}'))\n"
-            "from vaultrag.hooks import main\nmain('UserPromptSubmit')\n"
-            "print(sorted(m for m in ('sqlite3', 'sqlean') if m in sys.modules), file=sys.stderr)\n")
+            "from vaultrag.hooks import main\nmain('UserPromptSubmit')\n" + probe)
     p = subprocess.run([sys.executable, "-I", "-c", code], capture_output=True, env=env, timeout=60)
     assert p.returncode == 0, p.stderr
     assert b"Relevant Memory Context" in p.stdout
-    loaded = p.stderr.decode().strip().splitlines()[-1]
+    return p.stderr.decode().strip().splitlines()[-1]
+
+
+def test_session_memory_uses_the_index_driver_not_a_second_sqlite(env):
+    from vaultrag.store.sqlite.connection import sqlite_module
+
+    loaded = _after_a_hook(env, "cold-2", "print(sorted(m for m in ('sqlite3', 'sqlean') if m in sys.modules), "
+                                          "file=sys.stderr)\n")
     assert loaded == ("['sqlean']" if sqlite_module().__name__ == "sqlean" else "['sqlite3']")
     state = os.path.join(env.get("XDG_STATE_HOME", ""), "vaultrag", "sessions.sqlite")
     assert os.path.exists(state)  # the decision was recorded with that driver
@@ -220,15 +226,8 @@ def test_similarities_after_knn_match_fresh_lookups(env):
 
 
 def test_english_prompt_compiles_no_script_pattern(env):
-    code = ("import io, sys\n"
-            "sys.stdin = io.TextIOWrapper(io.BytesIO(b'{\"session_id\": \"cold-3\", \"hook_event_name\": "
-            "\"UserPromptSubmit\", \"prompt\": \"daily snapshots retention\"}'))\n"
-            "from vaultrag.hooks import main\nmain('UserPromptSubmit')\n"
-            "from vaultrag import textutil as t\n"
+    probe = ("from vaultrag import textutil as t\n"
             "print([n for n in ('CJK_RE', 'SEG_RE', '_STEM_RE', '_FOLD_RE') if getattr(t, n)._compiled is not None],"
             " bool(t.CJK_RE.search('东京 tower')), bool(t.SEG_RE.match('ภาษา')), t.CJK_RE.search('ascii') is None,"
             " file=sys.stderr)\n")
-    p = subprocess.run([sys.executable, "-I", "-c", code], capture_output=True, env=env, timeout=60)
-    assert p.returncode == 0, p.stderr
-    assert b"Relevant Memory Context" in p.stdout
-    assert p.stderr.decode().strip().splitlines()[-1] == "[] True True True"
+    assert _after_a_hook(env, "cold-3", probe) == "[] True True True"
