@@ -34,7 +34,8 @@ def add_parsers(sub) -> None:
 def _source(p) -> None:
     p.add_argument("--vault", help="vault folder (default: `vault:` from the config file)")
     p.add_argument("--config", help="config file (default: $VAULTRAG_CONFIG or ~/.config/vaultrag/config.yaml)")
-    p.add_argument("--store", help="index: a SQLite file path (default: one file per vault under ~/.local/share/vaultrag/)")
+    p.add_argument("--store", help="index: a SQLite file path (default: one file per vault under ~/.local/share/vaultrag/) "
+                   "or postgresql://user:pass@host:port/db (collection: `collection:` / VAULTRAG_COLLECTION)")
     p.add_argument("-v", "--verbose", action="store_true", help="log each request to stderr")
 
 

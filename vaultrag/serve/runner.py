@@ -41,16 +41,14 @@ class ServeOptions:
 
 
 def store_to_db(url: str | None) -> str | None:
-    """`--store`: a SQLite path (or sqlite:///path). PostgreSQL is another backend's work."""
+    """`--store` when it is not PostgreSQL (serve/cli.py opens that one itself): a SQLite path (or
+    sqlite:///path)."""
     if not url:
         return None
-    if url.startswith(("postgresql://", "postgres://")):
-        raise VaultragError("--store postgresql://... needs the PostgreSQL backend, which this build does not "
-                            "have yet; today only a SQLite path works (--store /path/index.sqlite)")
     if url.startswith("sqlite:///"):
         return url[len("sqlite://"):]
     if "://" in url:
-        raise VaultragError(f"--store {url.split('://')[0]}://... is not a store vaultrag knows; give a SQLite path")
+        raise VaultragError(f"--store {url.split('://')[0]}://... is not a store vaultrag knows; give a SQLite path or postgresql://...")
     return url
 
 
