@@ -35,6 +35,9 @@ import time
 import uuid
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _timing import pct  # noqa: E402
+
 REPO = Path(__file__).resolve().parent.parent
 VENV_PY = REPO / ".venv" / "bin" / "python"
 PY = str(VENV_PY if VENV_PY.exists() else sys.executable)
@@ -63,15 +66,6 @@ for line in sys.stdin:
     print(json.dumps([(time.perf_counter() - t) * 1000, ans.status]), flush=True)
 """
 CONSOLE_SCRIPT = "import sys\nfrom vaultrag.cli import main\nif __name__ == '__main__':\n    sys.exit(main())\n"
-
-
-def pct(xs, p):
-    xs = sorted(xs)
-    if not xs:
-        return None
-    i = (len(xs) - 1) * p / 100
-    lo, hi = int(i), min(int(i) + 1, len(xs) - 1)
-    return round(xs[lo] + (xs[hi] - xs[lo]) * (i - lo), 2)
 
 
 def run_child(cmd: list[str], env: dict, stdin: bytes | None = None) -> tuple[float, float, bytes]:

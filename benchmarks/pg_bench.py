@@ -47,7 +47,7 @@ if not Path(PY).exists():
     PY = sys.executable
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "benchmarks"))
-
+from _timing import pct  # noqa: E402
 
 
 def _hnsw_and_exact(conn, gen: int, dim: int, lit: str, k: int) -> tuple[list[int], list[int]]:
@@ -62,15 +62,6 @@ def _hnsw_and_exact(conn, gen: int, dim: int, lit: str, k: int) -> tuple[list[in
 
 def log(*a) -> None:
     print(*a, file=sys.stderr, flush=True)
-
-
-def pct(xs, p):
-    xs = sorted(xs)
-    if not xs:
-        return None
-    i = (len(xs) - 1) * p / 100
-    lo, hi = int(i), min(int(i) + 1, len(xs) - 1)
-    return round(xs[lo] + (xs[hi] - xs[lo]) * (i - lo), 2)
 
 
 def start_server(tmp: Path) -> tuple[str, object]:

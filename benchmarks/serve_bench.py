@@ -30,6 +30,9 @@ import time
 import uuid
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _timing import pct  # noqa: E402
+
 REPO = Path(__file__).resolve().parent.parent
 PY = str(REPO / ".venv" / "bin" / "python") if (REPO / ".venv" / "bin" / "python").exists() else sys.executable
 sys.path.insert(0, str(REPO))
@@ -39,15 +42,6 @@ PROMPTS = ["how do I list files sorted by size", "compress a directory into a ta
            "find which process is listening on a port", "undo the last git commit but keep changes",
            "convert a video to a gif", "show disk usage of a folder", "download a file over http and resume it",
            "search text recursively in files ignoring case", "create a symbolic link", "show the git log as a graph"]
-
-
-def pct(xs, p):
-    xs = sorted(xs)
-    if not xs:
-        return None
-    i = (len(xs) - 1) * p / 100
-    lo, hi = int(i), min(int(i) + 1, len(xs) - 1)
-    return round(xs[lo] + (xs[hi] - xs[lo]) * (i - lo), 2)
 
 
 def summary(xs) -> dict:
