@@ -79,6 +79,23 @@ class _Spy:
         return self.conn.execute(sql, params)
 
 
+def _both_stores(tmp_path, pg_url, notes: dict[str, str]):
+    """`notes` written to a vault and indexed into SQLite and PostgreSQL: their two configs."""
+    vault = write_notes(tmp_path / "v", notes)
+    sq = load_config(vault=str(vault), db=str(tmp_path / "i.sqlite"))
+    pg = load_config(vault=str(vault), store=pg_url, collection="v")
+    reindex(sq)
+    reindex(pg)
+    return sq, pg
+
+
+def _assert_same_ranking(a, want, b, got) -> None:
+    """PostgreSQL's hits `got` (store b) are FTS5's `want` (store a): same notes, same scores."""
+    key = lambda s, hits: [s.chunks_by_id([c])[c].path for c, _ in hits]  # noqa: E731
+    assert key(a, want) == key(b, got)
+    assert all(abs(x - y) < 1e-6 * max(1.0, abs(x)) for (_, x), (_, y) in zip(want, got))
+
+
 @pytest.fixture
 def corpus(tmp_path, pg_url):
     """60 notes: 'common' in all of them, 'rare' words in a few, lengths and repeats varied."""
@@ -93,12 +110,7 @@ def corpus(tmp_path, pg_url):
             words += ["zygomorphic", "quokkas"]
         rng.shuffle(words)
         notes[f"n{i:02d}.md"] = f"# Note {i}\n\n{' '.join(words)}\n"
-    vault = write_notes(tmp_path / "v", notes)
-    sq = load_config(vault=str(vault), db=str(tmp_path / "i.sqlite"))
-    pg = load_config(vault=str(vault), store=pg_url, collection="v")
-    reindex(sq)
-    reindex(pg)
-    return sq, pg
+    return _both_stores(tmp_path, pg_url, notes)
 
 
 @pytest.mark.parametrize("q,limit", [("common quokka zygomorphic", 5), ("common quokka", 10), ("common quokka", 30),
@@ -115,9 +127,7 @@ def test_pruned_bm25_ranks_as_fts5_does(corpus, q, limit, monkeypatch):
         stats = lexical.term_stats(b.conn, list(b.gens), flat)
         spy = _Spy(b.conn)
         got = lexical.bm25(spy, list(b.gens), flat, stats, *b._stats(), limit, BM25_WEIGHTS)
-        key = lambda s, hits: [s.chunks_by_id([c])[c].path for c, _ in hits]  # noqa: E731
-        assert key(a, want) == key(b, got)
-        assert all(abs(x - y) < 1e-6 * max(1.0, abs(x)) for (_, x), (_, y) in zip(want, got))
+        _assert_same_ranking(a, want, b, got)
         assert spy.candidates[0] is False  # the first try read the rare terms' chunks only
         if q == "common quokka zygomorphic":
             assert spy.candidates == [False]  # ... and its bound held: no second query
@@ -131,18 +141,13 @@ def test_a_token_fts5_empties_counts_as_it_does_there(tmp_path, pg_url):
     notes = {"broken.md": "# Broken\n\nZeichen \u0304\u2020\u00e9TM kaputt \u0308\u017e\u00e5 zeichen kaputt.\n",
              "plain.md": "# Plain\n\nZeichen und noch mehr Zeichen, nichts kaputt hier, gar nichts.\n",
              "other.md": "# Other\n\nkaputt kaputt kaputt.\n"}
-    vault = write_notes(tmp_path / "v", notes)
-    sq = load_config(vault=str(vault), db=str(tmp_path / "i.sqlite"))
-    pg = load_config(vault=str(vault), store=pg_url, collection="v")
-    reindex(sq)
-    reindex(pg)  # raised TypeError on the empty token before
+    sq, pg = _both_stores(tmp_path, pg_url, notes)  # raised TypeError on the empty token before
     with open_store(sq) as a, open_store(pg) as b:
         for q in ("zeichen kaputt", "kaputt", "zeichen"):
             terms = build_fts_query(q, a).terms
             want, got = a.lexical(terms, 10, BM25_WEIGHTS), b.lexical(terms, 10, BM25_WEIGHTS)
-            key = lambda s, hits: [s.chunks_by_id([c])[c].path for c, _ in hits]  # noqa: E731
-            assert key(a, want) == key(b, got) and want
-            assert all(abs(x - y) < 1e-6 * max(1.0, abs(x)) for (_, x), (_, y) in zip(want, got))
+            assert want
+            _assert_same_ranking(a, want, b, got)
 
 
 def test_thai_two_cluster_terms_score_as_fts5_phrases(tmp_path, pg_url):
@@ -151,17 +156,12 @@ def test_thai_two_cluster_terms_score_as_fts5_phrases(tmp_path, pg_url):
     notes = {"a.md": "# ภาษาไทย\n\nภาษาไทยเป็นภาษาราชการของประเทศไทย มีผู้พูดภาษาไทยหลายล้านคน\n",
              "b.md": "# ประเทศ\n\nประเทศไทยตั้งอยู่ในเอเชียตะวันออกเฉียงใต้ มีเมืองหลวงคือกรุงเทพ\n",
              "c.md": "# อาหาร\n\nอาหารไทยมีรสเผ็ด ภาษาของอาหารคือรสชาติ\n"}
-    vault = write_notes(tmp_path / "v", notes)
-    sq = load_config(vault=str(vault), db=str(tmp_path / "i.sqlite"))
-    pg = load_config(vault=str(vault), store=pg_url, collection="v")
-    reindex(sq)
-    reindex(pg)
+    sq, pg = _both_stores(tmp_path, pg_url, notes)
     with open_store(sq) as a, open_store(pg) as b:
         for q in ("ภาษาไทย", "ประเทศไทย เมืองหลวง", "อาหารไทย"):
             terms = build_fts_query(q, a).terms
             want, got = a.lexical(terms, 10, BM25_WEIGHTS), b.lexical(terms, 10, BM25_WEIGHTS)
-            key = lambda s, hits: [s.chunks_by_id([c])[c].path for c, _ in hits]  # noqa: E731
-            assert key(a, want) == key(b, got) and want
-            assert all(abs(x - y) < 1e-6 * max(1.0, abs(x)) for (_, x), (_, y) in zip(want, got))
+            assert want
+            _assert_same_ranking(a, want, b, got)
             for t in terms:
                 assert a.doc_freq(t, 100) == b.doc_freq(t, 100)
