@@ -26,7 +26,6 @@ import math
 from dataclasses import dataclass
 
 from ..base import Term
-from ..sqlite.vocab import _osa_distance, _within_one  # the SQLite store's typo distance, shared
 from . import analyzer
 
 BM25_K1 = 1.2
@@ -187,19 +186,3 @@ def bm25(conn, gens: list[int], terms: list[Term], stats: list[TermStats], nrows
             return [(r[0], float(r[1])) for r in rows]
     rows = conn.execute(score_sql(phrases, prefixes, False), {**base, "tq": base["tqall"]}).fetchall()
     return [(r[0], float(r[1])) for r in rows]
-
-
-def near_lexemes(term: str, max_distance: int, limit: int, rows: list[tuple[str, int]]) -> list[tuple[str, int, int]]:
-    """(lexeme, edit distance, chunks) of `rows` (lexeme, chunks) within `max_distance` of `term`,
-    nearest first, then commonest: the SQLite store's typo rule (sqlite/vocab.py) over this
-    backend's vocabulary, so both propose the same corrections."""
-    found = []
-    letters = set(term)
-    for cand, df in rows:
-        if cand == term or len(letters.symmetric_difference(cand)) > 2 * max_distance:
-            continue
-        d = (1 if _within_one(term, cand) else 2) if max_distance == 1 else _osa_distance(term, cand, max_distance)
-        if d <= max_distance:
-            found.append((cand, d, df))
-    found.sort(key=lambda r: (r[1], -r[2], r[0]))
-    return found[:limit]

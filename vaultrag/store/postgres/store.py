@@ -16,6 +16,7 @@ from ...errors import IndexMissing
 from ..base import FileRecord, FileWrite, IndexMeta, LinkOut, Store, StoredChunk, Term, meta_from_strings, meta_to_strings
 from . import analyzer, bulk, lexical, schema
 from .connection import connect, ensure_schema, redact, release, _ready
+from ..sqlite.vocab import nearest  # the SQLite store's typo rule, shared
 
 log = logging.getLogger(__name__)
 
@@ -435,7 +436,7 @@ class PgStore(Store):
             "SELECT lexeme, sum(df)::bigint FROM lexemes WHERE gen = ANY(%s) AND lexeme >= %s COLLATE \"C\" AND "
             "lexeme < %s COLLATE \"C\" AND length(lexeme) BETWEEN %s AND %s AND df > 0 GROUP BY lexeme",
             (list(self.gens), lo, lexical.successor(lo), len(term) - max_distance, len(term) + max_distance))
-        return lexical.near_lexemes(term, max_distance, limit, [(lx, int(df)) for lx, df in rows])
+        return nearest(term, max_distance, limit, [(lx, int(df)) for lx, df in rows])  # the SQLite typo rule
 
     def contains(self, terms: Sequence[Term], ids: Sequence[int]) -> set[int]:
         tq = analyzer.tsquery(terms)

@@ -52,6 +52,24 @@ def _within_one(a: str, b: str) -> bool:
     return (a[i + 1:] == b[i + 1:]) or (i + 1 < la and a[i] == b[i + 1] and a[i + 1] == b[i] and a[i + 2:] == b[i + 2:])
 
 
+def nearest(term: str, max_distance: int, limit: int, rows) -> list[tuple[str, int, int]]:
+    """(candidate, edit distance, chunk count) of `rows` (candidate, chunk count) within
+    `max_distance` of `term`, nearest first, then commonest, at most `limit`: the typo rule of
+    every backend (SQLite's fts5vocab rows here, PostgreSQL's lexemes table), so both propose the
+    same corrections."""
+    found = []
+    letters = set(term)
+    for cand, df in rows:
+        # An edit changes the set of letters by at most two: a cheap test before the DP.
+        if cand == term or len(letters.symmetric_difference(cand)) > 2 * max_distance:
+            continue
+        d = (1 if _within_one(term, cand) else 2) if max_distance == 1 else _osa_distance(term, cand, max_distance)
+        if d <= max_distance:
+            found.append((cand, d, df))
+    found.sort(key=lambda r: (r[1], -r[2], r[0]))
+    return found[:limit]
+
+
 class VocabMixin:
     """The index's vocabulary (FTS5 terms, stemmed as the index stems them) for typo tolerance."""
 
@@ -90,15 +108,6 @@ class VocabMixin:
         hi = lo[:-1] + chr(ord(lo[-1]) + 1)
         sql = ("SELECT term, doc FROM temp.vr_vocab WHERE term >= :lo AND term < :hi "
                "AND length(term) BETWEEN :a AND :b")
-        found = []
-        letters = set(term)
-        for cand, doc in self.conn.execute(sql, {"lo": lo, "hi": hi, "a": len(term) - max_distance,
-                                                 "b": len(term) + max_distance}):
-            # An edit changes the set of letters by at most two: a cheap test before the DP.
-            if cand == term or len(letters.symmetric_difference(cand)) > 2 * max_distance:
-                continue
-            d = (1 if _within_one(term, cand) else 2) if max_distance == 1 else _osa_distance(term, cand, max_distance)
-            if d <= max_distance:
-                found.append((cand, d, doc))
-        found.sort(key=lambda r: (r[1], -r[2], r[0]))
-        return found[:limit]
+        rows = self.conn.execute(sql, {"lo": lo, "hi": hi, "a": len(term) - max_distance,
+                                       "b": len(term) + max_distance})
+        return nearest(term, max_distance, limit, rows)
