@@ -27,7 +27,7 @@ import threading
 import time
 from collections import Counter, deque
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable, Iterator
 
@@ -116,7 +116,8 @@ def _watch_parent(parent: int) -> None:
             os._exit(1)
 
 
-def _init(root: Path, cfg: Config, parent: int, shared, model_spec: str | None, fingerprint: str | None) -> None:
+def _init(root: Path, cfg: Config, parent: int, shared, model_spec: str | None, fingerprint: str | None,
+          forms: Callable | None = None) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     os.environ["TOKENIZERS_PARALLELISM"] = "false"  # one thread a worker: the workers fill the cores
     threading.Thread(target=_watch_parent, args=(parent,), name="vaultrag-parent-watch", daemon=True).start()
@@ -133,13 +134,16 @@ def _init(root: Path, cfg: Config, parent: int, shared, model_spec: str | None, 
             embedder = load_embedder(model_spec)
             if model_fingerprint(embedder, cfg) != fingerprint:
                 raise RuntimeError(f"the embedding model at {embedder.path} changed during the reindex; run it again")
-    _STATE.update(root=root, cfg=cfg, count_tokens=count_tokens, embedder=embedder)
+    _STATE.update(root=root, cfg=cfg, count_tokens=count_tokens, embedder=embedder, forms=forms)
 
 
 def _task(jobs: list[Job]):
     """Prepared files, and the vectors of their distinct embed inputs (hashes, float32 matrix)."""
     root, cfg, embedder = _STATE["root"], _STATE["cfg"], _STATE["embedder"]
     done = [prepare(job, root, cfg, _STATE["count_tokens"]) for job in jobs]
+    forms = _STATE.get("forms")
+    if forms is not None:  # the store's search forms of each chunk, made here rather than in the writer
+        done = [p if p.fw is None else replace(p, fw=replace(p.fw, search_forms=forms(p.fw))) for p in done]
     if embedder is None:
         return done, [], None
     todo: dict[str, str] = {}
@@ -169,15 +173,18 @@ def pool_size(jobs: int, workers: int, method: str) -> int:
 
 
 def prepared_files(jobs: list[Job], root: Path, cfg: Config, count_tokens: Callable[[str], int], embedder,
-                   size: int, method: str = "fork") -> Iterator[tuple[Prepared, dict | None]]:
+                   size: int, method: str = "fork", forms: Callable | None = None
+                   ) -> Iterator[tuple[Prepared, dict | None]]:
     """(Prepared, vectors computed for it by a worker keyed by embed hash, or None) for every job,
     in order, from `size` worker processes started with `method` (see `pool_size`, `start_method`).
-    In process (`size` 0) nothing is embedded here: the caller embeds what the index lacks."""
+    In process (`size` 0) nothing is embedded here: the caller embeds what the index lacks.
+    `forms`: the store's `precompute_forms` (a module-level function of a FileWrite, so a spawned
+    worker can unpickle it), which workers run on each built file (FileWrite.search_forms)."""
     if size == 0:
         for job in jobs:
             yield prepare(job, root, cfg, count_tokens), None
         return
-    yield from _pooled(jobs, root, cfg, count_tokens, embedder, size, method)
+    yield from _pooled(jobs, root, cfg, count_tokens, embedder, size, method, forms)
 
 
 @contextmanager
@@ -198,18 +205,19 @@ def _main_not_imported(hide: bool):
         main.__dict__.update(saved)
 
 
-def _pooled(jobs, root, cfg, count_tokens, embedder, size, method):
+def _pooled(jobs, root, cfg, count_tokens, embedder, size, method, forms=None):
     import multiprocessing
 
     if embedder is not None and hasattr(embedder, "loaded"):
         embedder = embedder.loaded()  # a LazyEmbedder: load once here, shared by the forked workers
     if method == "fork":
-        initargs = (root, cfg, os.getpid(), (count_tokens, embedder), None, None)
+        initargs = (root, cfg, os.getpid(), (count_tokens, embedder), None, None, forms)
     else:
         from .index_vectors import model_fingerprint
 
         spec = None if embedder is None else cfg.model
-        initargs = (root, cfg, os.getpid(), None, spec, None if embedder is None else model_fingerprint(embedder, cfg))
+        initargs = (root, cfg, os.getpid(), None, spec, None if embedder is None else model_fingerprint(embedder, cfg),
+                    forms)
     ctx = multiprocessing.get_context(method)
     tasks = [jobs[i:i + TASK_FILES] for i in range(0, len(jobs), TASK_FILES)]
     saved = os.environ.get("TOKENIZERS_PARALLELISM")

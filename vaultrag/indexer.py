@@ -496,7 +496,8 @@ def _index_files(store: Store, cfg: Config, root: Path, report: Report, progress
     size = pool_size(len(jobs), resolve_workers(cfg.workers if workers is None else workers), method)
     report.workers = max(report.workers, size)
     written: list[str] = []
-    with closing(prepared_files(jobs, root, cfg, count_tokens, embedder, size, method)) as items:
+    forms = getattr(store, "precompute_forms", None)  # SQLite: FTS5 forms made by the workers
+    with closing(prepared_files(jobs, root, cfg, count_tokens, embedder, size, method, forms)) as items:
         for start in range(0, len(jobs), FILES_PER_GROUP):
             if stop.flag:
                 break
@@ -536,7 +537,9 @@ def _write_group(store: Store, cfg: Config, report: Report, progress: Progress |
     with store.transaction():
         for stored, st in touched:
             store.touch_file(stored, st.st_mtime_ns, st.st_size)
-        chunk_counts = [store.write_file(fw, vecs) for (fw, _inputs, _existed), vecs in zip(batch, vectors)]
+        pairs = [(fw, vecs) for (fw, _inputs, _existed), vecs in zip(batch, vectors)]
+        write_files = getattr(store, "write_files", None)  # SQLite: the files rows first (store.py)
+        chunk_counts = write_files(pairs) if write_files else [store.write_file(fw, vecs) for fw, vecs in pairs]
     report.touched += len(touched)
     report.unchanged += len(touched)
     report.chunks_written += sum(chunk_counts)

@@ -63,6 +63,9 @@ class FileWrite:
     links: tuple[LinkRow, ...]
     keys: tuple[tuple[str, str, int | None], ...]  # (key, kind, chunk_pos or None)
     lang: str | None = None  # Snowball stemmer of its Latin/Cyrillic words (notelang), None: none
+    # Issue 18: the SQLite store's FTS5 forms (text, heading, context) of each chunk, computed ahead by
+    # an index worker (store/sqlite/store.py fts_forms); None: the store computes them. Other stores ignore it.
+    search_forms: tuple[tuple[str, str, str], ...] | None = field(default=None, compare=False)
 
 
 # -- what comes out -------------------------------------------------------------------------------

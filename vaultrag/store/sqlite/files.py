@@ -79,6 +79,7 @@ class SqliteRebuild(Rebuild):
     def __enter__(self) -> "SqliteRebuild":
         remove_db(self.target)
         self.store = SqliteStore(self.target)
+        self.store.defer_packing = True  # deflated once, by the closing optimize() (store.py)
         return self
 
     def publish(self) -> None:

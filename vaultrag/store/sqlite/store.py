@@ -24,6 +24,23 @@ def _fts_values(chunk_id: int, text: str, search_text: str | None, heading_path:
             "context": fts_text(context, lang=lang)}
 
 
+def fts_forms(fw: FileWrite) -> tuple[tuple[str, str, str], ...]:
+    """(text, heading, context) as FTS5 stores them, for every chunk of `fw`: what `write_file`
+    inserts. Pure, so index_pool's workers compute it (issue 18: ~6% of the writer's CPU on SciFact)
+    and hand it over as `FileWrite.search_forms`. A file's chunks share their context and mostly their
+    headings, so each distinct one is analysed once."""
+    memo: dict[str, str] = {}
+
+    def form(value: str) -> str:
+        out = memo.get(value)
+        if out is None:
+            out = memo[value] = fts_text(value, lang=fw.lang)
+        return out
+
+    return tuple((fts_text(ch.search_text or ch.text, lang=fw.lang), form(ch.heading_path), form(ch.context))
+                 for ch in fw.chunks)
+
+
 def pack_text(text: str, dict_id: int = 0, primed=None) -> str | bytes:
     """Chunk text as stored: a BLOB (dictionary id byte, then raw deflate; `primed` is a compressor
     already fed dictionary `dict_id`) when long enough and smaller, else the text itself."""
@@ -58,6 +75,10 @@ def _translate(exc: Exception, path: Path) -> Exception:
     return IndexCorrupt(f"index {path} cannot be read ({msg}); rebuild it with: python -m vaultrag.reindex --full")
 
 
+# Threads that deflate chunk text when a whole index is (re)packed (train_text_dict): zlib releases
+# the GIL, so a second core halves that pass (38k tldr chunks: ~1.4 s of CPU).
+PACK_THREADS = 2
+
 # 'optimize' rewrites the FTS index and frees the old segments: on a fresh tldr build that left 4.7 MB
 # (7%) of free pages. VACUUM (0.3-0.5 s at 45 MB) returns them when they are at least this share.
 VACUUM_FREE_SHARE = 0.05
@@ -78,6 +99,11 @@ class _StoreBase:
             self._last_query: tuple[bytes | None, bytes | None] = (None, None)  # see _query_form
             self._dicts: dict[int, bytes] = {}  # text_dicts rows read so far (append only)
             self._primed: tuple[int, object] | None = None  # (dict id, compressor fed it) for writes
+            self._vec_sql: str | None = None  # the vec0 insert for this index's vector type (see _vec_insert_sql)
+            # Issue 18: a shadow copy being built (files.SqliteRebuild) stores chunk text as TEXT and
+            # deflates it once, at its closing optimize(), with the dictionary trained there; without
+            # this every chunk was deflated twice (once alone, once with the dictionary).
+            self.defer_packing = False
             if not readonly:
                 self._migrate(with_vec)
             else:
@@ -194,6 +220,8 @@ class _StoreBase:
         return unpack_text(value, zdict)
 
     def _pack(self, text: str) -> str | bytes:
+        if self.defer_packing and self._primed is None:
+            return text  # optimize() packs it (train_text_dict / pack_deferred)
         if self._primed is None:
             row = self.conn.execute("SELECT id, dict FROM text_dicts ORDER BY id DESC LIMIT 1").fetchone()
             self._primed = (0, None) if row is None else (row[0], _primed_compressor(row[1]))
@@ -213,18 +241,40 @@ class _StoreBase:
             dict_id = self.conn.execute("INSERT INTO text_dicts (dict) VALUES (?)", (zdict,)).lastrowid
         self._dicts[dict_id] = zdict
         self._primed = (dict_id, _primed_compressor(zdict))
+        self._repack_all()
+        return True
+
+    def pack_deferred(self) -> None:
+        """Deflate (without a dictionary) the chunk text a shadow copy kept as TEXT when it ended too
+        small for one (`defer_packing`). Outside a transaction."""
+        if self.defer_packing and self._primed is None:
+            self._primed = (0, None)
+            self._repack_all()
+
+    def _repack_all(self) -> None:
+        """Store every chunk's text as `_pack` now would, TEXT_DICT_BATCH rows a transaction (each
+        row readable in either form). The deflate runs on PACK_THREADS threads: zlib releases the GIL."""
+        from concurrent.futures import ThreadPoolExecutor
+
         last = 0
-        while True:
-            rows = self.conn.execute("SELECT id, text FROM chunks WHERE id > ? ORDER BY id LIMIT ?",
-                                     (last, schema.TEXT_DICT_BATCH)).fetchall()
-            if not rows:
-                return True
-            with self.transaction():
-                for cid, value in rows:
-                    packed = self._pack(self.unpack(value))
-                    if packed != value:
-                        self.conn.execute("UPDATE chunks SET text = ? WHERE id = ?", (packed, cid))
-            last = rows[-1][0]
+        with ThreadPoolExecutor(PACK_THREADS) as pool:
+            while True:
+                rows = self.conn.execute("SELECT id, text FROM chunks WHERE id > ? ORDER BY id LIMIT ?",
+                                         (last, schema.TEXT_DICT_BATCH)).fetchall()
+                if not rows:
+                    return
+                step = -(-len(rows) // PACK_THREADS)
+                parts = [rows[i:i + step] for i in range(0, len(rows), step)]
+                texts = [[self.unpack(value) for _cid, value in part] for part in parts]
+                packed = [v for part in pool.map(self._pack_texts, texts) for v in part]
+                with self.transaction():
+                    self.conn.executemany("UPDATE chunks SET text = ? WHERE id = ?",
+                                          [(new, cid) for (cid, old), new in zip(rows, packed) if new != old])
+                last = rows[-1][0]
+
+    def _pack_texts(self, texts: list[str]) -> list:
+        dict_id, primed = self._primed
+        return [pack_text(text, dict_id, primed) for text in texts]
 
     # -- files -------------------------------------------------------------------------------
     def files(self) -> dict[str, FileRecord]:
@@ -235,6 +285,7 @@ class _StoreBase:
         return {p: (m, s) for p, m, s in self.conn.execute("SELECT path, mtime_ns, size FROM files")}
 
     files_snapshot = True  # schema.BASE: triggers on `files` drop the snapshot row
+    precompute_forms = staticmethod(fts_forms)  # index_pool's workers fill FileWrite.search_forms with it
 
     def files_at(self, paths: Sequence[str], folders: Sequence[str] = ()) -> dict[str, FileRecord]:
         """`Store.files_at` through the UNIQUE index on files.path: exact paths, then one range a folder."""
@@ -271,33 +322,45 @@ class _StoreBase:
 
     def write_file(self, fw: FileWrite, vectors: Sequence[bytes | None] | None) -> int:
         """Replace everything stored for `fw.path`. Call inside `transaction()`. Returns chunk count."""
-        self.delete_file(fw.path)
-        cur = self.conn.execute(schema.INSERT_FILE, {
-            "path": fw.path, "mtime_ns": fw.mtime_ns, "size": fw.size, "hash": _hash_bytes(fw.hash), "title": fw.title,
-            "note_type": fw.note_type, "stem_key": fw.stem_key, "lang": fw.lang})
-        file_id = cur.lastrowid
+        return self.write_files([(fw, vectors)])[0]
+
+    def write_files(self, batch: Sequence[tuple[FileWrite, Sequence[bytes | None] | None]]) -> list[int]:
+        """`write_file` for each (file, vectors) of `batch`, in order; chunk counts. Call inside
+        `transaction()`. The `files` rows go first, then every file's chunks: a write to `files` runs
+        its snapshot trigger, whose statement transaction makes FTS5 flush its pending terms to a new
+        segment (and now and then merge segments), so writing file by file flushed once a file
+        (issue 18: INSERT INTO files 0.07 ms a row with spikes to 30 ms, against 0.018 ms batched)."""
+        file_ids = []
+        for fw, _vectors in batch:
+            self.delete_file(fw.path)
+            file_ids.append(self.conn.execute(schema.INSERT_FILE, {
+                "path": fw.path, "mtime_ns": fw.mtime_ns, "size": fw.size, "hash": _hash_bytes(fw.hash),
+                "title": fw.title, "note_type": fw.note_type, "stem_key": fw.stem_key, "lang": fw.lang}).lastrowid)
+        return [self._write_rows(fw, vectors, file_id) for (fw, vectors), file_id in zip(batch, file_ids)]
+
+    def _write_rows(self, fw: FileWrite, vectors: Sequence[bytes | None] | None, file_id: int) -> int:
+        """The chunks (with their FTS and vector rows), links and keys of a file whose row is `file_id`."""
+        execute = self.conn.execute
         ids: list[int] = []
-        vec_sql = self._vec_insert_sql() if vectors is not None else None
-        for pos, ch in enumerate(fw.chunks):
+        for ch in fw.chunks:
             values = {**ch.__dict__, "file_id": file_id, "text": self._pack(ch.text),
                       "content_hash": _hash_bytes(ch.content_hash), "embed_hash": _hash_bytes(ch.embed_hash)}
-            cid = self.conn.execute(schema.INSERT_CHUNK, values).lastrowid
-            ids.append(cid)
-            self.conn.execute(schema.INSERT_FTS, _fts_values(cid, ch.text, ch.search_text, ch.heading_path, ch.context,
-                                                             fw.lang))
-            if vec_sql is not None and vectors[pos] is not None:
-                self.conn.execute(vec_sql, {"id": cid, "v": vectors[pos]})
-        for ln in fw.links:
-            self.conn.execute(schema.INSERT_LINK, {
-                "file_id": file_id, "chunk_id": ids[ln.chunk_pos] if ln.chunk_pos is not None else None,
-                "target": ln.target, "target_key": ln.target_key, "anchor": ln.anchor, "kind": ln.kind,
-                "text": ln.text, "line": ln.line})
+            ids.append(execute(schema.INSERT_CHUNK, values).lastrowid)
+        forms = fw.search_forms if fw.search_forms is not None else fts_forms(fw)
+        self.conn.executemany(schema.INSERT_FTS_ROW, [(cid, *f) for cid, f in zip(ids, forms)])
+        if vectors is not None:
+            self.conn.executemany(self._vec_insert_sql(), [(cid, v) for cid, v in zip(ids, vectors) if v is not None])
+        if fw.links:
+            self.conn.executemany(schema.INSERT_LINK_ROW, [
+                (file_id, ids[ln.chunk_pos] if ln.chunk_pos is not None else None, ln.target, ln.target_key,
+                 ln.anchor, ln.kind, ln.text, ln.line) for ln in fw.links])
+        keys = []
         for key, kind, pos in fw.keys:
             bit = schema.KEY_KIND_BIT.get(kind)
             if bit is None:
                 raise ValueError(f"unknown metadata key kind {kind!r} for {fw.path!r}; known: {', '.join(schema.KEY_KINDS)}")
-            self.conn.execute(schema.INSERT_KEY, {"key": key, "bit": bit, "file_id": file_id,
-                                                  "chunk_id": ids[pos] if pos is not None else 0})
+            keys.append((file_id, key, ids[pos] if pos is not None else 0, bit))
+        self.conn.executemany(schema.INSERT_KEY_ROW, keys)
         return len(ids)
 
     # -- origins (issue 17) ---------------------------------------------------------------------
@@ -330,8 +393,12 @@ class _StoreBase:
         return self.get_meta("vector_type", "int8") or "int8"
 
     def _vec_insert_sql(self) -> str:
-        fn = "vec_int8" if self.vector_type() == "int8" else "vec_f32"
-        return f"INSERT INTO {schema.VEC_TABLE} (rowid, embedding) VALUES (:id, {fn}(:v))"
+        """The vec0 insert (rowid, blob) for this index's vector type, read from meta once (a
+        write_file used to read it again for every file); reset_vectors changes it."""
+        if self._vec_sql is None:
+            fn = "vec_int8" if self.vector_type() == "int8" else "vec_f32"
+            self._vec_sql = f"INSERT INTO {schema.VEC_TABLE} (rowid, embedding) VALUES (?, {fn}(?))"
+        return self._vec_sql
 
     def reset_vectors(self, dim: int, vector_type: str) -> None:
         """Drop and recreate the vector table (a model change): call inside a transaction."""
@@ -341,6 +408,7 @@ class _StoreBase:
         self.conn.execute(schema.vec_table_sql(dim, vector_type))
         self.set_meta("vector_type", vector_type)
         self.set_meta("vector_dim", str(dim))
+        self._vec_sql = None
 
     def drop_vectors(self) -> None:
         if self.vec_error is None:
@@ -372,7 +440,7 @@ class _StoreBase:
 
     def put_vector(self, chunk_id: int, blob: bytes) -> None:
         self.conn.execute(f"DELETE FROM {schema.VEC_TABLE} WHERE rowid = :id", {"id": chunk_id})
-        self.conn.execute(self._vec_insert_sql(), {"id": chunk_id, "v": blob})
+        self.conn.execute(self._vec_insert_sql(), (chunk_id, blob))
 
     # -- maintenance and stats ---------------------------------------------------------------
     def optimize(self, *, compact: bool = False) -> None:
@@ -381,6 +449,7 @@ class _StoreBase:
         no free pages)."""
         if not self.readonly:
             self.train_text_dict()
+            self.pack_deferred()
         self.conn.execute("INSERT INTO chunks_fts(chunks_fts) VALUES ('optimize')")
         pages = self.conn.execute("PRAGMA page_count").fetchone()[0]
         free = self.conn.execute("PRAGMA freelist_count").fetchone()[0]
