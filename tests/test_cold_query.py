@@ -1,0 +1,53 @@
+"""Issue 18, round 4 (room cold3): the query paths made cheaper without changing what they answer."""
+from __future__ import annotations
+
+import sqlite3
+
+import pytest
+
+from vaultrag.session_memory import SYNCHRONOUS, claim, seen_count, state_file
+
+
+def _key(h):
+    return h
+
+
+def test_session_state_does_not_wait_for_the_disk(tmp_path):
+    claim(tmp_path, "s", "q", ["a"], _key)
+    conn = sqlite3.connect(state_file(tmp_path))
+    try:  # the setting is per connection: read it back through the module's own connection
+        from vaultrag.session_memory import _connect
+
+        own = _connect(state_file(tmp_path))
+        assert own.execute("PRAGMA synchronous").fetchone()[0] == 0 and SYNCHRONOUS == "OFF"
+        assert own.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+        own.close()
+    finally:
+        conn.close()
+
+
+def test_a_damaged_session_state_is_started_again(tmp_path):
+    assert claim(tmp_path, "s", "q1", ["a", "b"], _key) == ["a", "b"]
+    path = state_file(tmp_path)
+    path.write_bytes(b"this is not a database at all, it was damaged" * 100)
+    # the memory is gone with the file: the block is injected again, then remembered as before
+    assert claim(tmp_path, "s", "q1", ["a", "b"], _key) == ["a", "b"]
+    assert claim(tmp_path, "s", "q1", ["a", "b"], _key) == []
+    assert seen_count(tmp_path, "s") == 2
+    assert oct(path.stat().st_mode & 0o777) == "0o600"
+
+
+def test_a_locked_session_state_is_not_reset(tmp_path):
+    claim(tmp_path, "s", "q1", ["a"], _key)
+    from vaultrag.store.sqlite.connection import sqlite_module
+
+    # the module's own driver: two SQLite libraries in one process do not see each other's locks
+    holder = sqlite_module().connect(str(state_file(tmp_path)), isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")
+    try:
+        with pytest.raises(Exception, match="locked|busy"):
+            claim(tmp_path, "s", "q2", ["b"], _key)
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert seen_count(tmp_path, "s") == 1  # the state was kept, not started again
