@@ -51,3 +51,23 @@ def test_a_locked_session_state_is_not_reset(tmp_path):
         holder.execute("ROLLBACK")
         holder.close()
     assert seen_count(tmp_path, "s") == 1  # the state was kept, not started again
+
+
+def test_the_lean_driver_is_the_package_s_own_c_module():
+    import subprocess
+    import sys
+
+    code = ("import sys\nfrom vaultrag.store.sqlite.connection import driver, driver_name, sqlite_module\n"
+            "lean = driver()\nbefore = sorted(m for m in ('sqlite3', 'sqlean', 'datetime') if m in sys.modules)\n"
+            "pkg = sqlite_module()\n"  # the package imported after: the same classes, not a second copy
+            "same = pkg.Connection is lean.Connection and pkg.OperationalError is lean.OperationalError\n"
+            "c = lean.connect(':memory:', isolation_level=None)\n"
+            "print(driver_name(), before, same, c.execute('select 1').fetchone()[0])\n")
+    for forced in ("", "stdlib"):
+        env = {k: v for k, v in __import__("os").environ.items() if k != "VAULTRAG_SQLITE"}
+        if forced:
+            env["VAULTRAG_SQLITE"] = forced
+        p = subprocess.run([sys.executable, "-I", "-c", code], capture_output=True, text=True, env=env, timeout=60)
+        assert p.returncode == 0, p.stderr
+        name, rest = p.stdout.split(" ", 1)
+        assert name == (forced.replace("stdlib", "sqlite3") or name) and rest.strip() == "[] True 1", p.stdout

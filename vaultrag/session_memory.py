@@ -73,9 +73,9 @@ def state_file(state_dir: Path) -> Path:
 def _connect(path: Path):
     # The index's own driver: when that is sqlean, the stdlib `sqlite3` would load a second SQLite
     # library into the hook process (~2-4 ms, issue 18). Both read and write the same file format.
-    from .store.sqlite.connection import sqlite_module
+    from .store.sqlite.connection import driver
 
-    sqlite3 = sqlite_module()
+    sqlite3 = driver()
     fresh = not path.exists()
     if fresh:
         private_dir(path.parent)
