@@ -71,3 +71,47 @@ def test_the_lean_driver_is_the_package_s_own_c_module():
         assert p.returncode == 0, p.stderr
         name, rest = p.stdout.split(" ", 1)
         assert name == (forced.replace("stdlib", "sqlite3") or name) and rest.strip() == "[] True 1", p.stdout
+
+
+QUICK = [["search", "q"], ["search", "a b c", "--json"], ["search", "--json", "q", "--k", "3"],
+         ["search", "q", "--k=5", "--max-tokens", "0", "--channels", "bm25,vec", "--no-gate", "--explain",
+          "--scope", "vault", "-v"],
+         ["search", "--queries", "f.jsonl", "--db", "/x", "--vault", "/v", "--config", "c.yaml", "--store", "s",
+          "--collection", "a,b", "--context", "--no-graph", "--verbose"],
+         ["search"], ["search", "x=y", "--vault="], ["search", "--k", " 7", "q"]]
+# argparse's business: help, errors, abbreviations, negative numbers, "--", a second query, other commands
+ARGPARSE = [["search", "q", "--k", "x"], ["search", "-h"], ["search", "q", "r"], ["search", "--ex", "q"],
+            ["search", "q", "--k", "-1"], ["status"], ["search", "q", "--json=1"], ["search", "--", "q"],
+            ["search", "-vv", "q"], ["search", "q", "--db"], ["search", "-", "q"], []]
+
+
+def test_quick_search_arguments_are_argparse_s():
+    from vaultrag.cli import build_parser
+    from vaultrag.search_cli import quick_args
+
+    for argv in QUICK:
+        quick = quick_args(argv)
+        assert quick is not None, argv
+        assert vars(quick) == vars(build_parser().parse_args(argv)), argv
+    for argv in ARGPARSE:
+        assert quick_args(argv) is None, argv
+
+
+def test_search_cli_does_not_import_argparse(vault, cfg_for, isolated_env):
+    import json
+    import os
+    import subprocess
+    import sys
+
+    from vaultrag.indexer import reindex
+
+    cfg = cfg_for(vault)
+    reindex(cfg)
+    env = {**os.environ, "VAULTRAG_VAULT": str(vault), "VAULTRAG_DB": str(cfg.db_path())}
+    code = ("import sys\nfrom vaultrag.cli import main\nrc = main(['search', 'daily snapshots retention', '--json'])\n"
+            "print(sorted(m for m in ('argparse', 'gettext', 'shutil', 'lzma', 'bz2') if m in sys.modules), "
+            "file=sys.stderr)\nsys.exit(rc)\n")
+    p = subprocess.run([sys.executable, "-I", "-c", code], capture_output=True, text=True, env=env, timeout=60)
+    assert p.returncode == 0, p.stderr
+    assert json.loads(p.stdout)["status"] == "ok"
+    assert p.stderr.strip().splitlines()[-1] == "[]"
