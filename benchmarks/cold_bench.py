@@ -2,7 +2,8 @@
 
     .venv/bin/python benchmarks/scale_corpus.py /tmp/tldr            # the tldr vault (once)
     HF_HUB_OFFLINE=1 .venv/bin/python benchmarks/cold_bench.py --vault /tmp/tldr --db /tmp/tldr.sqlite \\
-        [--against main] [--rounds 30] [--rows floor,hook,search_cli,warm]
+        [--against main [--against-db FILE]] [--against REV2 --against-db FILE2] [--rounds 30] \\
+        [--rows floor,hook,search_cli,warm]
 
 The index at --db is built with this tree when missing (and read by both trees: pass --against-db
 for a revision whose schema differs). --against REV is exported with `git archive` into a temporary
@@ -221,8 +222,10 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--vault", required=True, type=Path)
     ap.add_argument("--db", required=True, type=Path, help="index of --vault (built with this tree when missing)")
-    ap.add_argument("--against", help="a git revision to compare with (e.g. main)")
-    ap.add_argument("--against-db", type=Path, help="an index built by --against's tree (default: --db)")
+    ap.add_argument("--against", action="append", default=[],
+                    help="a git revision to compare with (e.g. main); repeat for several (against, against2, ...)")
+    ap.add_argument("--against-db", type=Path, action="append", default=[],
+                    help="an index built by the matching --against's tree (in the same order; default: --db)")
     ap.add_argument("--rounds", type=int, default=30)
     ap.add_argument("--seed", type=int, default=18)
     ap.add_argument("--rows", default=",".join(ROWS),
@@ -251,15 +254,17 @@ def main() -> int:
         subprocess.run([PY, "-m", "vaultrag", "reindex", "--vault", str(args.vault), "--db", str(db)], env=env,
                        check=True, cwd=str(REPO), stdout=subprocess.DEVNULL)
     trees = [Tree("this", REPO, REPO / ".venv", db, tmp, env)]
-    if args.against:
-        other = export_tree(args.against, tmp / "against")
-        trees.append(Tree("against", other, shim_venv(other, tmp / "against"),
-                          (args.against_db or args.db).resolve(), tmp, env))
+    for i, rev in enumerate(args.against):
+        name = "against" if i == 0 else f"against{i + 1}"
+        other = export_tree(rev, tmp / name)
+        other_db = args.against_db[i] if i < len(args.against_db) else args.db
+        trees.append(Tree(name, other, shim_venv(other, tmp / name), other_db.resolve(), tmp, env))
     out: dict = {"vault": str(args.vault), "db": str(db), "rounds": args.rounds, "cpus": os.cpu_count(),
                  "this": subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"], capture_output=True,
                                         text=True).stdout.strip() + ("+dirty" if subprocess.run(
                      ["git", "-C", str(REPO), "status", "--porcelain", "--untracked-files=no"], capture_output=True,
-                     text=True).stdout.strip() else ""), "against": args.against,
+                     text=True).stdout.strip() else ""),
+                 "against": args.against[0] if len(args.against) == 1 else args.against or None,
                  "load_before": os.getloadavg()}
     times = {(t.name, r): ([], [], 0) for t in trees for r in rows}
     try:
@@ -292,11 +297,11 @@ def main() -> int:
             out[t.name + "_rows"][r] = {"p50_ms": pct(walls, 50), "p95_ms": pct(walls, 95), "min_ms": pct(walls, 0),
                                         "cpu_p50_ms": pct(cpus, 50) if cpus else None, "with_output": n_ok,
                                         "n": len(walls)}
-    if args.against:
-        out["ratio_this_over_against_p50"] = {
-            r: round(out["this_rows"][r]["p50_ms"] / out["against_rows"][r]["p50_ms"], 3) for r in rows}
-        out["ratio_this_over_against_cpu_p50"] = {
-            r: round(out["this_rows"][r]["cpu_p50_ms"] / out["against_rows"][r]["cpu_p50_ms"], 3)
+    for t in trees[1:]:
+        out[f"ratio_this_over_{t.name}_p50"] = {
+            r: round(out["this_rows"][r]["p50_ms"] / out[t.name + "_rows"][r]["p50_ms"], 3) for r in rows}
+        out[f"ratio_this_over_{t.name}_cpu_p50"] = {
+            r: round(out["this_rows"][r]["cpu_p50_ms"] / out[t.name + "_rows"][r]["cpu_p50_ms"], 3)
             for r in rows if out["this_rows"][r]["cpu_p50_ms"]}
     for t in trees:  # above the floor: what vaultrag itself adds to a fresh process
         floor = out[t.name + "_rows"]["floor"]["p50_ms"]

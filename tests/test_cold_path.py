@@ -15,7 +15,8 @@ from vaultrag.indexer import reindex
 # Standard-library modules the UserPromptSubmit hook does without (each costs a fresh process
 # 1-6 ms at import; BENCHMARKS.md "Cold paths"), and what the hook-path records do without
 # (vaultrag.frozen: `dataclasses` pulls in inspect, ast, dis and tokenize).
-LAZY_STDLIB = ("logging", "hashlib", "difflib", "secrets", "hmac", "dataclasses", "inspect", "ast", "dis", "typing")
+LAZY_STDLIB = ("logging", "hashlib", "difflib", "secrets", "hmac", "dataclasses", "inspect", "ast", "dis", "typing",
+               "datetime", "signal")  # round 4: the SQLite C module without its dbapi2; _signal
 
 
 @pytest.fixture
@@ -59,11 +60,12 @@ def _after_a_hook(env, session: str, probe: str) -> str:
 
 
 def test_session_memory_uses_the_index_driver_not_a_second_sqlite(env):
-    from vaultrag.store.sqlite.connection import sqlite_module
+    from vaultrag.store.sqlite.connection import driver_name
 
-    loaded = _after_a_hook(env, "cold-2", "print(sorted(m for m in ('sqlite3', 'sqlean') if m in sys.modules), "
-                                          "file=sys.stderr)\n")
-    assert loaded == ("['sqlean']" if sqlite_module().__name__ == "sqlean" else "['sqlite3']")
+    loaded = _after_a_hook(env, "cold-2", "print(sorted(m for m in ('sqlite3', 'sqlean', 'sqlean._sqlite3', "
+                                          "'datetime') if m in sys.modules), file=sys.stderr)\n")
+    # one SQLite library, its C module only: neither package's dbapi2 (which imports datetime)
+    assert loaded == ("['sqlean._sqlite3']" if driver_name() == "sqlean" else "[]")
     state = os.path.join(env.get("XDG_STATE_HOME", ""), "vaultrag", "sessions.sqlite")
     assert os.path.exists(state)  # the decision was recorded with that driver
 

@@ -1,13 +1,16 @@
 """The `vaultrag` command: a thin shell over the library (no SQL, no ranking here)."""
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 import time
 from pathlib import Path
 
 from . import _when_logging
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import argparse
 from .errors import VaultragError
 
 EXIT_INTERRUPTED = 130
@@ -34,6 +37,8 @@ def _common(p: argparse.ArgumentParser) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    import argparse  # lazy: `vaultrag search` usually parses without it (search_cli.quick_args, issue 18)
+
     parser = argparse.ArgumentParser(prog="vaultrag", description="Local hybrid search over a Markdown vault.")
     sub = parser.add_subparsers(dest="command", required=True)
     p = sub.add_parser("reindex", help="bring the index in line with the vault (incremental)")
@@ -193,7 +198,9 @@ def cmd_doctor(args) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    from .search_cli import quick_args
+
+    args = quick_args(sys.argv[1:] if argv is None else argv) or build_parser().parse_args(argv)
     # Warnings reach stderr as before, but `logging` is imported only by a command that uses it (~6 ms
     # of a `vaultrag search` process otherwise, issue 18).
     _when_logging(lambda logging: logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,

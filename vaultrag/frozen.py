@@ -2,7 +2,8 @@
 
 `@frozen` makes what `@dataclass(frozen=True)` makes (an `__init__` with the same signature and
 defaults, `__repr__`, `__eq__` and `__hash__` over the compared fields, `__match_args__`, assignment
-refused with `dataclasses.FrozenInstanceError`) at a fraction of the cost: one `exec` per class, no
+refused with `dataclasses.FrozenInstanceError`) at a fraction of the cost: one `exec` per class (its
+`__init__`, on first use; the other methods are closures), no
 `inspect` signature for the docstring, and no `import dataclasses`, which pulls in `inspect`, `ast`,
 `dis` and `tokenize` (~5 ms quiet in a fresh process, plus ~0.3 ms per class: BENCHMARKS.md, "Issue
 18: cold hook and warm query, round 2").
@@ -105,8 +106,8 @@ def _collect(cls) -> list[Field]:
     return list(found.values())
 
 
-def _source(cls, flds: list[Field], post_init: bool) -> tuple[str, dict]:
-    """Source of __init__, __repr__, __eq__ and __hash__ for `cls`, and the globals it needs."""
+def _init_source(flds: list[Field], post_init: bool) -> tuple[str, dict]:
+    """Source of `__init__` for fields `flds`, and the globals it needs."""
     env: dict = {"_MISSING": _MISSING}
     params, body = [], []
     for f in flds:
@@ -123,30 +124,61 @@ def _source(cls, flds: list[Field], post_init: bool) -> tuple[str, dict]:
             body.append(f"    _d[{f.name!r}] = {f.name}")
     if post_init:
         body.append("    self.__post_init__()")
-    compared = [f.name for f in flds if f.compare]
-    own = "(" + "".join(f"self.{n}, " for n in compared) + ")"
-    other = "(" + "".join(f"other.{n}, " for n in compared) + ")"
-    reprs = ", ".join(f"{f.name}={{self.{f.name}!r}}" for f in flds)
-    src = (f"def __init__(self, {', '.join(params)}):\n    _d = self.__dict__\n" + "\n".join(body or ["    pass"]) + "\n"
-           f"def __repr__(self):\n    return f\"{{self.__class__.__qualname__}}({reprs})\"\n"
-           f"def __eq__(self, other):\n    if other.__class__ is self.__class__:\n        return {own} == {other}\n"
-           f"    return NotImplemented\n"
-           f"def __hash__(self):\n    return hash({own})\n")
+    src = f"def __init__(self, {', '.join(params)}):\n    _d = self.__dict__\n" + "\n".join(body or ["    pass"]) + "\n"
     return src, env
+
+
+def _compared(flds: list[Field]):
+    """A function giving the tuple of the compared fields of a record (what dataclasses compares and hashes)."""
+    names = tuple(f.name for f in flds if f.compare)
+    if len(names) > 1:
+        from operator import attrgetter
+
+        return attrgetter(*names)  # a tuple, built in C
+    if names:
+        name = names[0]
+        return lambda self: (getattr(self, name),)
+    return lambda self: ()
+
+
+def _generic(flds: list[Field], name: str):
+    """`__repr__`, `__eq__` or `__hash__` as closures over the field names: nothing to compile."""
+    if name == "__repr__":
+        names = tuple(f.name for f in flds)
+
+        def __repr__(self):
+            return f"{self.__class__.__qualname__}({', '.join(f'{n}={getattr(self, n)!r}' for n in names)})"
+        return __repr__
+    key = _compared(flds)
+    if name == "__eq__":
+        def __eq__(self, other):
+            if other.__class__ is self.__class__:
+                return key(self) == key(other)
+            return NotImplemented
+        return __eq__
+
+    def __hash__(self):
+        return hash(key(self))
+    return __hash__
 
 
 _METHODS = ("__init__", "__repr__", "__eq__", "__hash__")
 
 
-def _install(cls) -> None:
-    """Compile `cls`'s generated methods and put them in place of the stubs (once per class)."""
-    src, env = _source(cls, list(cls.__vr_fields__), hasattr(cls, "__post_init__"))
-    exec(src, env)  # noqa: S102 - the source is built from the class's own field names
-    for name in cls.__vr_generated__:
+def _install(cls, name: str) -> None:
+    """Put `cls`'s generated method `name` in place of its stub (once per class and method). Only
+    `__init__` is compiled (one `exec`; issue 18: compiling all four cost a fresh hook ~9 ms CPU
+    under load for its 13 record classes, most of it for methods a hook never calls)."""
+    flds = list(cls.__vr_fields__)
+    if name == "__init__":
+        src, env = _init_source(flds, hasattr(cls, "__post_init__"))
+        exec(src, env)  # noqa: S102 - the source is built from the class's own field names
         fn = env[name]
-        fn.__qualname__ = f"{cls.__qualname__}.{name}"
-        fn.__module__ = cls.__module__
-        type.__setattr__(cls, name, fn)
+    else:
+        fn = _generic(flds, name)
+    fn.__qualname__ = f"{cls.__qualname__}.{name}"
+    fn.__module__ = cls.__module__
+    type.__setattr__(cls, name, fn)
 
 
 def _stub(cls, name: str):
@@ -154,7 +186,7 @@ def _stub(cls, name: str):
     instantiates (most of the write side, in a hook) never pays for compiling its methods."""
     def method(self, *args, **kwargs):
         if cls.__dict__.get(name) is method:
-            _install(cls)
+            _install(cls, name)
         return cls.__dict__[name](self, *args, **kwargs)
     method.__name__, method.__qualname__, method.__module__ = name, f"{cls.__qualname__}.{name}", cls.__module__
     return method

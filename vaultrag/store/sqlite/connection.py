@@ -60,9 +60,25 @@ def sqlite_module() -> ModuleType:
 
     `VAULTRAG_SQLITE=stdlib|sqlean` forces one (used by tests and for debugging).
     """
+    name = driver_name()
+    if name == "sqlean":
+        try:
+            import sqlean  # type: ignore[import-not-found]
+
+            return sqlean
+        except ImportError:
+            pass
+    import sqlite3
+
+    return sqlite3
+
+
+def driver_name() -> str:
+    """"sqlite3" or "sqlean": which driver `sqlite_module()` gives, found without importing either
+    package (each imports `datetime` and more; issue 18)."""
     forced = os.environ.get("VAULTRAG_SQLITE", "")
     if forced != "sqlean":
-        # Ask the C module first: importing `sqlite3` itself (dbapi2, datetime) costs a hook ~1-3 ms
+        # Ask the C module: importing `sqlite3` itself (dbapi2, datetime) costs a hook ~1-3 ms
         # that is wasted when sqlean is the one used (issue 18).
         try:
             import _sqlite3
@@ -71,17 +87,57 @@ def sqlite_module() -> ModuleType:
         except ImportError:
             capable = False
         if forced == "stdlib" or capable:
-            import sqlite3
+            return "sqlite3"
+    return "sqlean" if importlib.util.find_spec("sqlean") is not None else "sqlite3"
 
-            return sqlite3
+
+_DRIVERS: dict = {}
+
+
+def driver() -> ModuleType:
+    """The C module of `sqlite_module()` (`_sqlite3`, or sqlean's), for opening connections: same
+    `connect`, `Connection` and exceptions, without the package's `dbapi2`, which imports
+    `datetime` to register date adapters this code never uses (issue 18: `datetime` and
+    `_datetime` were ~8 ms of a fresh hook's imports on a loaded machine, ~2-3 ms quiet)."""
+    name = driver_name()
+    lean = _DRIVERS.get(name)
+    if lean is None:
+        lean = _DRIVERS[name] = _c_module(name)
+    return lean
+
+
+def _c_module(package: str) -> ModuleType:
+    """`package`'s `_sqlite3` extension, loaded (once per process, shared with a later `import
+    package`) without running the package's `__init__`; the package itself when that fails."""
+    import sys
+
+    name = "_sqlite3" if package == "sqlite3" else f"{package}._sqlite3"
+    if name in sys.modules:
+        return sys.modules[name]
+    if package == "sqlite3":
+        import _sqlite3
+
+        return _sqlite3
     try:
-        import sqlean  # type: ignore[import-not-found]
+        import importlib.machinery
 
-        return sqlean
-    except ImportError:
-        import sqlite3
-
-        return sqlite3
+        spec = importlib.util.find_spec(package)
+        folder = Path(next(iter(spec.submodule_search_locations)))
+        path = next(p for suffix in importlib.machinery.EXTENSION_SUFFIXES for p in [folder / f"_sqlite3{suffix}"]
+                    if p.is_file())
+        ext = importlib.util.spec_from_file_location(name, path)
+        mod = importlib.util.module_from_spec(ext)
+        sys.modules[name] = mod  # `from sqlean._sqlite3 import *` in the package finds this one
+        try:
+            ext.loader.exec_module(mod)
+        except BaseException:
+            del sys.modules[name]
+            raise
+        if not hasattr(mod, "connect"):
+            raise ImportError(f"{name} has no connect()")
+        return mod
+    except Exception:  # an unusual layout: the package as a whole
+        return sqlite_module()
 
 
 def vec_extension_path() -> str | None:
@@ -143,7 +199,7 @@ def _check_readable(p: Path) -> None:
 
 def connect(path: str | os.PathLike, *, readonly: bool = False):
     """Connect with WAL, a busy timeout and foreign keys on. Read-only opens never create the file."""
-    mod = sqlite_module()
+    mod = driver()
     busy = busy_timeout_ms()
     if readonly:
         _check_readable(Path(path))
