@@ -33,9 +33,13 @@ def test_detect_by_stopword_votes():
 
 
 def test_stemmer_of_a_note(monkeypatch):
-    assert notelang.note_stemmer({}, TURKISH) is None  # a detected language stems only with DETECT_STEMS
+    assert notelang.note_stemmer({}, TURKISH) == "turkish"  # detected (DETECT_STEMS, on)
+    assert notelang.detect(GERMAN) == "de" and notelang.note_stemmer({}, GERMAN) is None  # fusional: prefix rule
+    assert notelang.note_stemmer({"lang": "de"}, GERMAN) == "german"  # declared: stemmed
+    monkeypatch.setattr(notelang, "DETECT_STEMS", False)
+    assert notelang.note_stemmer({}, TURKISH) is None  # off: only a declared language stems
+    assert notelang.note_stemmer({"lang": "tr"}, ENGLISH) == "turkish"
     monkeypatch.setattr(notelang, "DETECT_STEMS", True)
-    assert notelang.note_stemmer({}, TURKISH) == "turkish"
     assert notelang.note_stemmer({}, ENGLISH) is None  # porter stems English in FTS5
     assert notelang.note_stemmer({}, VIETNAMESE) is None  # no Snowball stemmer: not a neighbour's
     # frontmatter wins over the text, in any spelling, and a language without a stemmer means none
@@ -48,25 +52,58 @@ def test_stemmer_of_a_note(monkeypatch):
 
 def test_vault_languages_keeps_the_main_ones():
     assert notelang.vault_languages({"turkish": 80, "german": 15, "french": 2}) == "turkish,german"
+    assert notelang.vault_languages({"catalan": 1, "norwegian": 1}) == ""  # a stray misdetected note or two
     assert notelang.vault_languages({}) == ""
 
 
 def test_index_and_query_forms_meet():
-    # index side: the note's stems; a stem under NOTE_STEM_MIN_CHARS leaves the word whole
-    assert fts_text("Kitaplarımızdan evlerde x_y 42", lang="turkish") == "kitap evlerde x_y 42"
+    # index side: the word, and its stem after it where the stem does not begin the word (the
+    # query searches stems as prefixes); a stem under NOTE_STEM_MIN_CHARS is not used
+    assert fts_text("Kitaplarımızdan evlerde x_y 42", lang="turkish") == "kitaplarimizdan evlerde x_y 42"
+    assert fts_text("kitabı", lang="turkish") == "kitabi kitap"
+    assert fts_text("Größten Häuser", lang="german") == "größten grosst häuser"
+    assert fts_text("canción", lang="spanish") == "canción"  # "cancion" begins it once FTS5 folds the accent
     assert fts_text("Kitaplarımızdan") == "Kitaplarimizdan"  # no language: folded only, as before
     assert note_stems("kitapları", ("turkish", "german")) == ("kitap",)
     assert note_stems("evlerde", ("turkish",)) == ()
+    # a stem that the word's own search prefix (70%, non-ASCII) begins adds nothing: left out
+    assert note_stems("столицы", ("russian",)) == ()
+    assert note_stems("kitapların", ("turkish",)) == ("kitap",)
+
+
+def test_gate_leaves_out_absent_function_words_of_the_vault_language(tmp_path, cfg_for):
+    """Question words a vault of statements never holds ("hangi", "nasıl") are function words of
+    its (detected) language: the gate does not weigh them as missing content words."""
+    from vaultrag.retrieve import pipeline
+    from vaultrag.retrieve.channels import build_fts_query
+    from vaultrag.store import Term
+
+    notes = {f"tr{i}.md": TURKISH.replace("tarih", w) for i, w in enumerate(("tarih", "müzik", "resim"))}
+    notes["plain.md"] = "Bir iki üç dört beş altı yedi sekiz dokuz on. Bu bir sayı listesidir ve başka bir şey değil."
+    cfg = cfg_for(write_notes(tmp_path / "v", notes))
+    reindex(cfg, embed=False)
+    with Store(cfg.db_path(), readonly=True) as s:
+        assert s.get_meta(NOTE_LANGS_META) == "turkish"
+        got = pipeline._absent_function_words(s, [Term("hangi"), Term("nasil"), Term("zeplin")])
+        assert got == {Term("hangi"), Term("nasil")}
+        fq = build_fts_query("hangi roman nasıl", s)
+        ids = [cid for cid, _ in s.lexical(fq.terms, 3, (1.0, 0.5, 0.3))]
+        assert pipeline.term_evidence(s, fq, ids)["term_coverage"] == 1.0
+        fq = build_fts_query("zeplin roman", s)  # an absent content word still weighs
+        assert pipeline.term_evidence(s, fq, ids)["term_coverage"] < 0.33
 
 
 def test_turkish_vault_finds_inflected_forms(tmp_path, cfg_for):
     notes = {"tr.md": "---\nlang: tr\n---\n# Okuma\n\n" + TURKISH, "en.md": "# Backups\n\n" + ENGLISH,
              "ro.md": "---\nlang: ro\n---\n# Orașe\n\nOrașele mari au multe parcuri."}
+    # a language counts for queries from NOTE_LANG_MIN_NOTES notes on (no English words in these)
+    notes |= {f"tr{i}.md": f"---\nlang: tr\n---\nNot {i}: defterler masada." for i in range(2)}
+    notes |= {f"ro{i}.md": f"---\nlang: ro\n---\nNota {i}: caietele sunt pe masă." for i in range(2)}
     cfg = cfg_for(write_notes(tmp_path / "v", notes))
     reindex(cfg, embed=False)
     s = Store(cfg.db_path(), readonly=True)
     try:
-        assert s.note_languages() == {"turkish": 1, "romanian": 1}
+        assert s.note_languages() == {"turkish": 3, "romanian": 3}
         assert set(s.get_meta(NOTE_LANGS_META).split(",")) == {"turkish", "romanian"}
     finally:
         s.close()

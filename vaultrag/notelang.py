@@ -5,12 +5,13 @@ Snowball stemmer fits; the note does. In order:
 - frontmatter `lang` or `language` ("tr", "tr-TR", "pt_BR", "Turkish", "turkish"): its stemmer, or
   none when the language has no Snowball stemmer or is English (FTS5's porter stems English
   already);
-- else (only with DETECT_STEMS, off: see there) detection by stopword counts over the note's first DETECT_MAX_WORDS words, with the lists of
+- else detection by stopword counts over the note's first DETECT_MAX_WORDS words, with the lists of
   the maintained stopwords-iso package (`stopwordsiso`, already a dependency): each word that is
   a stopword of some languages votes 1/k for each of its k languages (a word every Romance list
   holds says little; "ve", "bir" say Turkish). The best language must clear DETECT_MIN_SCORE,
   hold DETECT_MIN_SHARE of the words and lead the next by DETECT_MARGIN; otherwise the note keeps
-  today's analysis (no stemmer).
+  today's analysis (no stemmer). A detected language stems only if agglutinative
+  (DETECT_STEM_CODES: see there for the figures); the index keeps each word beside its stem.
 Languages without a stemmer (Vietnamese, Slovak, Ukrainian...) take part in the vote, so their
 notes are not given a neighbour's stemmer. The detection runs at index time only; the stems are
 made here for the index (textutil.fts_text) and for queries (`note_stems`, imported by
@@ -19,6 +20,7 @@ retrieve/channels.py only for a vault with note languages).
 from __future__ import annotations
 
 import re
+import unicodedata
 from typing import Mapping
 
 from . import textutil
@@ -110,22 +112,27 @@ def declared(frontmatter: Mapping) -> tuple[bool, str | None]:
     return False, None
 
 
-# Whether a detected language (no frontmatter `lang`) stems the note. Off: measured on the dev sets
-# (BENCHMARKS.md "Issue 20, second round"), stemming the notes detected as Spanish cost xquad-es
-# nDCG@10 ranking 0.964 -> 0.946 and as answered 0.932 -> 0.920, German ranking 0.944 -> 0.940,
-# against the 70% prefix rule tuned on them; the index holds only the stems, so the query's exact
-# and prefix forms stop meeting the note. Indexing both forms is the next thing to measure.
-DETECT_STEMS = False
+# Whether a detected language (no frontmatter `lang`) stems the note, and which detected languages
+# do. Measured (BENCHMARKS.md "Issue 20, third round"; both forms indexed, see note_index_form):
+# for the agglutinative languages a 70% prefix cannot bridge suffix chains ("sistemlerinde" /
+# "sistemi"): tldr-pages Turkish (benchmarks/tldr_lang.py, page descriptions against the rest of
+# the page) MRR ranking 0.567 -> 0.586, as answered 0.311 -> 0.361, abstained 0.553 -> 0.507. For
+# the fusional languages the prefix rule was tuned on it moved figures both ways within noise
+# (tldr de 0.580 -> 0.561, es 0.560 -> 0.593, ru 0.538 -> 0.517, it 0.628 -> 0.638) and cost
+# xquad-de nDCG@10 ranking 0.9438 -> 0.9385, so those keep today's analysis unless a note
+# declares its language. Stems alone (second round) had cost xquad-es 0.964 -> 0.946.
+DETECT_STEMS = True
+DETECT_STEM_CODES = frozenset({"tr", "fi", "hu", "et", "eu"})  # Turkish, Finnish, Hungarian, Estonian, Basque
 
 
 def note_stemmer(frontmatter: Mapping, text: str) -> str | None:
     """The Snowball stemmer for a note's Latin/Cyrillic words (see the module docstring), or None:
-    the frontmatter's language, else (DETECT_STEMS) the detected one."""
+    the frontmatter's language, else (DETECT_STEMS) the detected one if in DETECT_STEM_CODES."""
     named, stemmer = declared(frontmatter)
     if named:
         return stemmer
     code = detect(text) if DETECT_STEMS else None
-    return SNOWBALL.get(code) if code else None
+    return SNOWBALL.get(code) if code in DETECT_STEM_CODES else None
 
 
 # The query side (retrieve/channels.py) cannot tell a query's language; it searches each word as
@@ -134,6 +141,10 @@ def note_stemmer(frontmatter: Mapping, text: str) -> str | None:
 # widens the OR). Kept in the index metadata under NOTE_LANGS_META, comma-separated.
 NOTE_LANGS_MAX = 3
 NOTE_LANG_MIN_SHARE = 0.05
+# ... and at least this many notes: a note or two misdetected in a vault of another language (1,000
+# English tldr pages: one "Norwegian", one "Catalan") would otherwise widen every query with their
+# stems (tldr en, example descriptions MRR 0.955 -> 0.933).
+NOTE_LANG_MIN_NOTES = 3
 
 
 _ASCII_SPLIT_RE = re.compile(r"(\w+)")
@@ -148,7 +159,8 @@ def vault_languages(counts: Mapping[str, int]) -> str:
     """The NOTE_LANGS_META value for `counts` (Store.note_languages): most notes first."""
     total = sum(counts.values())
     ranked = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
-    return ",".join(lang for lang, n in ranked[:NOTE_LANGS_MAX] if n >= NOTE_LANG_MIN_SHARE * total)
+    return ",".join(lang for lang, n in ranked[:NOTE_LANGS_MAX]
+                    if n >= NOTE_LANG_MIN_SHARE * total and n >= NOTE_LANG_MIN_NOTES)
 
 
 # A note whose language is known (notelang.note_stemmer: frontmatter `lang`, or stopword votes) has
@@ -181,22 +193,78 @@ def note_stem(word: str, lang: str) -> str:
     return got
 
 
+def _bare(word: str) -> str:
+    """`word` without the Latin diacritics FTS5's unicode61 (remove_diacritics 2) folds away; a
+    word with letters past Latin is returned as is (unicode61 folds no Cyrillic or Greek marks)."""
+    if word.isascii() or max(word) >= "\u0250":
+        return word
+    return "".join(c for c in unicodedata.normalize("NFD", word) if not unicodedata.combining(c))
+
+
+def note_index_form(word: str, lang: str) -> str:
+    """What the index holds for `word` (lowercased, folded) of a `lang` note: the word itself, and
+    its stem after it when the stem is not a prefix of the word ("kitabı" -> "kitabı kitap"). A
+    query searches its words' stems as prefixes (`note_stems`, Term.alternatives), so a stem that
+    begins the word already meets it; keeping the word keeps the exact and 70%-prefix matches the
+    query has without stems (stems alone cost xquad-es 0.964 -> 0.946, BENCHMARKS.md)."""
+    key = ("+" + lang, word)
+    got = _NOTE_STEM_CACHE.get(key)
+    if got is None:
+        st = note_stem(word, lang)
+        got = word if st == word or _bare(word).startswith(_bare(st)) else f"{word} {st}"
+        _NOTE_STEM_CACHE[key] = got
+    return got
+
+
 def note_stem_text(text: str, lang: str) -> str:
-    """`text` (folded) with every alphabetic Latin/Cyrillic word replaced by its `lang` stem."""
+    """`text` (folded) with every alphabetic Latin/Cyrillic word that its `lang` stem does not begin
+    followed by that stem (`note_index_form`)."""
     if text.isascii():
         parts = _ASCII_SPLIT_RE.split(text)
     else:
         parts = _wordish_split(text)
-    parts[1::2] = [note_stem(w.lower(), lang) for w in parts[1::2]]
+    parts[1::2] = [note_index_form(w.lower(), lang) for w in parts[1::2]]
     return "".join(parts)
 
 
 def note_stems(word: str, langs) -> tuple[str, ...]:
     """The stems the vault's note languages `langs` make of a query word, other than the word
-    itself, in `langs` order."""
+    itself and those its own search prefix covers, in `langs` order."""
     out: list[str] = []
+    own = None if word.isascii() else textutil.word_prefix(word)  # the prefix the word is searched by
     for lang in langs:
         st = note_stem(word, lang)
-        if st != word and st not in out:
-            out.append(st)
+        if st != word and st not in out and not (own and st.startswith(own)):
+            out.append(st)  # (a stem the word's own prefix already begins adds no match, only weight)
     return tuple(out)
+
+
+# -- the gate: function words of the vault's note languages ---------------------------------
+# A query word no chunk holds weighs the most in the evidence gate (retrieve/pipeline.py
+# term_evidence): rightly for a content word, wrongly for a question or function word the vault's
+# notes never use ("hangi", "nasıl": a Turkish vault of statements never asks). Document frequency
+# cannot tell those two apart once the word is absent, so for the languages the vault's notes are
+# written in (NOTE_LANGS_META) the maintained stopwords-iso list says which absent words are
+# function words; only that language's entry is read, on the first query that needs it.
+_ISO_CODE = {name: code for code, name in SNOWBALL.items() if code not in ("nb", "nn")}
+_LANG_STOP_TERMS: dict[str, frozenset[str]] = {}
+
+
+def absent_function_terms(langs) -> frozenset[str]:
+    """The query-term texts (channels.query_term of each folded, lowercased stopword: a prefix for a
+    long non-ASCII word) of the stopwords of the Snowball languages `langs`."""
+    from .retrieve.channels import query_term
+
+    out: set[str] = set()
+    for lang in langs:
+        got = _LANG_STOP_TERMS.get(lang)
+        if got is None:
+            code = _ISO_CODE.get(lang)
+            raw = textutil._iso_stopwords(code) if code else []
+            got = set()
+            for w in raw:
+                for word in textutil.words(w):
+                    got.add(query_term(word).text)
+            got = _LANG_STOP_TERMS[lang] = frozenset(got)
+        out |= got
+    return frozenset(out)

@@ -11,7 +11,8 @@ from ..config import Config, load_config
 from ..store import Store, StoredChunk, open_store
 from ..sessions import is_session_path
 from ..textutil import SEG_RE, gram_units, is_stopword, query_terms
-from .channels import FtsQuery, bm25_channel, build_fts_query, meta_channel, similarities, vec_channel
+from .channels import (FtsQuery, bm25_channel, build_fts_query, meta_channel, note_languages, similarities,
+                       vec_channel)
 from .citations import FileCache, changed_on_disk, locate, locate_session, stored_copy
 from .fusion import rescore, rrf
 from .graph import expand
@@ -143,6 +144,19 @@ def straddling_grams(order: list, present: set) -> set:
     return out
 
 
+def _absent_function_words(store: Store, absent: list) -> set:
+    """The terms of `absent` (no chunk holds them) that are function words of the vault's note
+    languages (notelang.absent_function_terms): left out of the gate's weight. None for a vault
+    without note languages (notelang is not imported then)."""
+    langs = note_languages(store) if absent else ()
+    if not langs:
+        return set()
+    from ..notelang import absent_function_terms
+
+    stop = absent_function_terms(langs)
+    return {t for t in absent if t.text in stop}
+
+
 def term_coverage(store: Store, fq: FtsQuery, ids: list[int]) -> float:
     """Best share (0..1) of the query's IDF^2-weighted terms found in any of `ids` (see
     `term_evidence`)."""
@@ -169,6 +183,10 @@ def term_evidence(store: Store, fq: FtsQuery, ids: list[int]) -> dict:
         return none
     n = max(1, store.chunk_count())
     df = {t: fq.df[t] if t in fq.df else store.doc_freq(t, n) for t in terms}
+    unsaid = _absent_function_words(store, [t for t in terms if not df[t]])
+    terms = [t for t in terms if t not in unsaid]
+    if not terms:
+        return none
     present = [t for t in fq.terms if df[t]] + [t for t in fq.dropped if fq.df.get(t)]
     known_cjk = set().union(*(_cjk_chars(t) for t in present))
     straddling = straddling_grams(list(fq.loose or terms), set(present))

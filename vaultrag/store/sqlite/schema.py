@@ -29,7 +29,10 @@ from .vectors import padded_dim
 # on any write, which lets a reindex with nothing changed skip reading the files table; an index
 # without them would trust a stale snapshot, so every index older than 5 is rebuilt. Version 5 also
 # holds issue 20's `files.lang` (the stemmer a note's words were indexed with; the FTS delete needs it).
-BASE_VERSION = 5
+# Version 6 (issue 20, third round): a note with a language is indexed as its words plus the stems
+# that do not begin them (notelang.note_index_form), not as stems alone; the FTS delete recomputes
+# a row's terms, which for a version-5 row would no longer be the ones stored, so it is rebuilt.
+BASE_VERSION = 6
 
 # Tokenizer: porter stemming over unicode61 with diacritics folded. Porter only changes
 # English-looking suffixes; other scripts pass through unchanged (measured in BENCHMARKS.md).
