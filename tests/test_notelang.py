@@ -54,6 +54,9 @@ def test_vault_languages_keeps_the_main_ones():
     assert notelang.vault_languages({"turkish": 80, "german": 15, "french": 2}) == "turkish,german"
     assert notelang.vault_languages({"catalan": 1, "norwegian": 1}) == ""  # a stray misdetected note or two
     assert notelang.vault_languages({}) == ""
+    # a share of all the vault's notes, not of the stemmed ones: 720 Turkish pages among 38k English
+    assert notelang.vault_languages({"turkish": 720}, 38_000) == ""
+    assert notelang.vault_languages({"turkish": 720}, 10_000) == "turkish"
 
 
 def test_index_and_query_forms_meet():

@@ -344,7 +344,8 @@ def _run(store: Store, cfg: Config, root: Path, report: Report, progress: Progre
                               last_reindex={"at": time.time(), "report": _brief(report)},
                               embedding=asdict(report.embedding))
             if written or gone:  # the note languages change only with the notes (a no-op reads no files table)
-                store.set_meta(notelang.NOTE_LANGS_META, notelang.vault_languages(store.note_languages()))
+                langs = notelang.vault_languages(store.note_languages(), store.note_count())
+                store.set_meta(notelang.NOTE_LANGS_META, langs)
             delta = paths_digest([p for p in written if p not in indexed] + gone)
             if digest and (delta != paths_digest(()) or changes is None):
                 # XOR is its own inverse: a digest that did not match the index still does not after this

@@ -137,7 +137,8 @@ def note_stemmer(frontmatter: Mapping, text: str) -> str | None:
 
 # The query side (retrieve/channels.py) cannot tell a query's language; it searches each word as
 # itself OR the stems of the vault's note languages: those stemming at least NOTE_LANG_MIN_SHARE of
-# the stemmed notes, at most NOTE_LANGS_MAX of them (each costs a C stemmer call per query word and
+# all its notes (of the stemmed ones only, a vault of 38k English tldr pages with 720 Turkish ones
+# would widen every English query with Turkish stems), at most NOTE_LANGS_MAX of them (each costs a C stemmer call per query word and
 # widens the OR). Kept in the index metadata under NOTE_LANGS_META, comma-separated.
 NOTE_LANGS_MAX = 3
 NOTE_LANG_MIN_SHARE = 0.05
@@ -155,9 +156,10 @@ def _wordish_split(text: str) -> list[str]:
     return textutil._WORDISH_SPLIT_RE.split(text)
 
 
-def vault_languages(counts: Mapping[str, int]) -> str:
-    """The NOTE_LANGS_META value for `counts` (Store.note_languages): most notes first."""
-    total = sum(counts.values())
+def vault_languages(counts: Mapping[str, int], notes: int = 0) -> str:
+    """The NOTE_LANGS_META value for `counts` (Store.note_languages) in a vault of `notes` notes
+    (Store.note_count; never fewer than the stemmed ones): most notes first."""
+    total = max(sum(counts.values()), notes)
     ranked = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
     return ",".join(lang for lang, n in ranked[:NOTE_LANGS_MAX]
                     if n >= NOTE_LANG_MIN_SHARE * total and n >= NOTE_LANG_MIN_NOTES)

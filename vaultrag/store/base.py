@@ -340,6 +340,10 @@ class Store(ABC):
         backend does not stem by note language."""
         return {}
 
+    def note_count(self) -> int:
+        """Files (notes and other sources) in the index: the whole that note languages are a share of."""
+        return self.counts()["files"]
+
     # -- read side: documents
     @abstractmethod
     def chunk_count(self) -> int: ...

@@ -251,6 +251,10 @@ class PgStore(Store):
         return dict(self.conn.execute("SELECT lang, count(*) FROM files WHERE gen = %s AND lang IS NOT NULL "
                                       "GROUP BY lang", (self.gen,)).fetchall())
 
+    def note_count(self) -> int:
+        self._flush()
+        return self.conn.execute("SELECT count(*) FROM files WHERE gen = %s", (self.gen,)).fetchone()[0]
+
     def _lexemes_remove(self, file_id: int) -> None:
         """The vocabulary without one file's chunks (before they are deleted)."""
         rows = self.conn.execute(schema.LEXEMES_REMOVE, {"gen": self.gen, "file_id": file_id}).fetchall()

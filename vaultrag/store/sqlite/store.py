@@ -527,6 +527,9 @@ class QueryMixin:
     def note_languages(self) -> dict[str, int]:
         return dict(self.conn.execute("SELECT lang, count(*) FROM files WHERE lang IS NOT NULL GROUP BY lang"))
 
+    def note_count(self) -> int:
+        return self.conn.execute("SELECT count(*) FROM files").fetchone()[0]
+
     def chunk_count(self) -> int:
         """Chunks in the index, cached until another connection commits (a long-lived Store
         sees reindexes: `PRAGMA data_version` changes)."""
