@@ -41,6 +41,9 @@ WORD_CACHE_MAX = 200_000
 # an English vocabulary, which the WordPiece encoder counts as unknown.
 KNOWN_MAX_PIECES = 3
 _WORD_CHARS_CAP = 100  # a "word" longer than this (a hash, a base64 run) is cut into runs of this length
+# Text past max_length x this many characters is not segmented: pieces average 2-4 characters, so
+# max_length pieces are found well before it (model2vec cuts at max_length x the median piece length).
+CHARS_PER_PIECE_CUT = 8
 
 
 def is_unigram(tokenizer_config: dict) -> bool:
@@ -65,6 +68,7 @@ class LeanUnigram:
         self.max_length = max_length
         self._max_piece = max(map(len, pieces), default=1)
         self._cache: dict[str, tuple[int, ...]] = {}
+        self._pieces = pieces
         self.vocab = self._ids  # the same name the WordPiece encoder exposes
 
     @classmethod
@@ -160,8 +164,8 @@ class LeanUnigram:
     def tokenize(self, text: str) -> list[int]:
         """Piece ids, unknown characters dropped, cut to ``max_length``."""
         max_length = self.max_length
-        if max_length is not None and len(text) > max_length * 8:
-            text = text[: max_length * 8]  # no text of this many characters fits max_length pieces anyway
+        if max_length is not None and len(text) > max_length * CHARS_PER_PIECE_CUT:
+            text = text[: max_length * CHARS_PER_PIECE_CUT]
         ids: list[int] = []
         for word in self._words(text):
             ids.extend(self._word_ids(word))
@@ -189,10 +193,6 @@ class LeanUnigram:
         return known / len(words)
 
     def _piece_text(self, pid: int) -> str:
-        if not hasattr(self, "_pieces"):
-            self._pieces = [None] * len(self._ids)
-            for p, i in self._ids.items():
-                self._pieces[i] = p
         return self._pieces[pid]
 
     # ---------------------------------------------------------------- encoding
