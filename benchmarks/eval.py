@@ -73,7 +73,7 @@ CHUNK_OVERRIDES: dict = {}  # --overlap: chunking settings of a side run
 
 def make_cfg(vault: Path, db: Path):
     load_config, _, _ = lib()
-    cfg = load_config(vault=str(vault), db=str(db), model="bundled")
+    cfg = load_config(vault=str(vault), db=str(db), model=os.environ.get("VAULTRAG_EVAL_MODEL", "bundled"))
     return dataclasses.replace(cfg, **CHUNK_OVERRIDES) if CHUNK_OVERRIDES else cfg
 
 

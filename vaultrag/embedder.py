@@ -6,6 +6,11 @@ A model spec is one of:
 - a local folder holding a Model2Vec model (``model.safetensors`` + ``tokenizer.json`` + ``config.json``);
 - the word ``bundled``: the offline model shipped inside the package (``vaultrag/models/``).
 
+A local folder may also hold a static model over a SentencePiece Unigram vocabulary (``tokenizer.json``
+with ``"type": "Unigram"``, as ``scripts/build_multilingual_model.py`` writes from multilingual-e5-small):
+``vaultrag.lean_unigram`` tokenizes for it at index and query time and numpy pools its rows
+(``UnigramStaticModel``); model2vec is not used for it.
+
 When a hub model cannot be had (``HF_HUB_OFFLINE`` set and not cached, the hub unreachable within
 ``HUB_PROBE_TIMEOUT_S``, or the download failing) the bundled model is used instead and
 ``Embedder.fallback_reason`` says why, so reindex can report it and record it with the index.
@@ -387,10 +392,93 @@ def _download(repo_id: str) -> Path:
         repo_id, repo_type="model", allow_patterns=HUB_ALLOW_PATTERNS, etag_timeout=HUB_ETAG_TIMEOUT_S))
 
 
+class UnigramStaticModel:
+    """Index-time twin of ``vaultrag.lean_unigram.LeanUnigram``: the same tokenizer (so stored and query
+    vectors agree by construction), the rows pooled with numpy. ``encode`` has StaticModel's signature."""
+
+    def __init__(self, folder: Path) -> None:
+        import numpy as np
+
+        from vaultrag.lean_unigram import LeanUnigram
+
+        self.lean = LeanUnigram.from_folder(folder)
+        weights_file, _tok, _cfg, tensor = model_files(folder)
+        rows, scale = _read_rows(Path(weights_file), tensor)
+        self.embedding = rows.astype(np.float32) * (scale[:, None] if scale is not None else np.float32(1.0))
+        self.stored_dtype = str(rows.dtype)
+        self.dim = int(self.embedding.shape[1])
+        self.tokens = range(self.embedding.shape[0])
+
+    def encode(self, texts: list[str], normalize: bool = True, batch_size: int = 64, show_progress_bar: bool = False):
+        import numpy as np
+
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        for row, text in enumerate(texts):
+            ids = self.lean.tokenize(text)
+            if ids:
+                out[row] = self.embedding[ids].mean(axis=0)
+        if normalize:
+            out /= (np.linalg.norm(out, axis=1, keepdims=True) + 1e-32)
+        return out
+
+
+def _read_rows(path: Path, tensor: str):
+    """(rows, per-row weights or None) of a safetensors file, with numpy (no safetensors import)."""
+    import json
+    import struct
+
+    import numpy as np
+
+    data = path.read_bytes()
+    (n,) = struct.unpack_from("<Q", data, 0)
+    header = json.loads(data[8:8 + n])
+    dtypes = {"I8": np.int8, "F16": np.float16, "F32": np.float32}
+
+    def load(name: str):
+        info = header[name]
+        a, b = info["data_offsets"]
+        return np.frombuffer(data, dtype=dtypes[info["dtype"]], count=(b - a) // np.dtype(dtypes[info["dtype"]]).itemsize,
+                             offset=8 + n + a).reshape(info["shape"])
+
+    rows = load(tensor if tensor in header else "embeddings")
+    return rows, (load("weights").astype(np.float32) if "weights" in header else None)
+
+
+def _is_unigram_folder(path: Path) -> bool:
+    import json
+
+    files = model_files(path)
+    if files is None:
+        return False
+    with open(files[1], encoding="utf-8") as fh:
+        head = fh.read(4096)
+    if '"Unigram"' not in head and '"vaultrag_charmap"' not in head:
+        return False
+    with open(files[1], encoding="utf-8") as fh:
+        return (json.load(fh).get("model") or {}).get("type") == "Unigram"
+
+
+def _load_unigram(info: ModelInfo) -> Embedder:
+    assert info.path is not None
+    t0 = time.perf_counter()
+    model = UnigramStaticModel(info.path)
+    weights_file, _tok, _cfg, _tensor = model_files(info.path)
+    emb = Embedder(
+        model_id=info.model_id, path=info.path, dim=model.dim, vocab_size=len(model.tokens),
+        weights_sha256=_sha256(Path(weights_file)), fallback_reason=info.fallback_reason,
+        requested=info.requested, dtype=model.stored_dtype, model=model,
+    )
+    logger.info("loaded embedding model %s from %s (%d x %d Unigram, %s) in %.2f s", emb.model_id, emb.path,
+                emb.vocab_size, emb.dim, emb.dtype, time.perf_counter() - t0)
+    return emb
+
+
 def _load_folder(info: ModelInfo, StaticModel) -> Embedder:
     import numpy as np
 
     assert info.path is not None
+    if _is_unigram_folder(info.path):
+        return _load_unigram(info)
     t0 = time.perf_counter()
     model = StaticModel.from_pretrained(info.path, force_download=False)
     dtype = str(np.dtype(model.embedding.dtype))

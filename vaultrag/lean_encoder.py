@@ -264,6 +264,10 @@ class LeanEncoder:
             tok = json.load(fh)
         with open(cp, encoding="utf-8") as fh:
             config = json.load(fh)
+        if (tok.get("model") or {}).get("type") == "Unigram":  # the multilingual model: vaultrag.lean_unigram
+            from .lean_unigram import LeanUnigram
+
+            return LeanUnigram.from_parts(tok, config, wp, tensor_name)
         return cls.from_tables(tokenizer_config=tok, config=config, weights_path=wp, tensor_name=tensor_name)
 
     @classmethod

@@ -131,6 +131,8 @@ def cached_encoder(model_path: str, cache_dir) -> LeanEncoder:
     except (OSError, ValueError, KeyError, TypeError, struct.error, LeanEncoderError):
         pass  # missing, stale or damaged: rebuild it below
     enc = LeanEncoder.from_folder(model_path)
+    if not isinstance(enc, LeanEncoder):  # a Unigram model (lean_unigram): no WordPiece vocabulary to cache
+        return enc
     try:
         from .safe_io import private_dir, write_private
 
