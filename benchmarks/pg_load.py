@@ -132,7 +132,12 @@ def writer(args, k: int) -> dict:
             path, live = resolve(args.sqlite, args.follow)
             sq = sqlite3.connect(f"file:{path}?mode=ro", uri=True, isolation_level=None)
             try:
-                top = sq.execute("SELECT max(id) FROM files").fetchone()[0] or 0
+                try:
+                    top = sq.execute("SELECT max(id) FROM files").fetchone()[0] or 0
+                except sqlite3.OperationalError as exc:  # the rebuild was published (renamed) under us
+                    log(f"writer {k}: {exc}; looking again")
+                    time.sleep(1.0)
+                    continue
                 if live and top <= hi and (last is None or last > top):  # the block may still grow
                     sq.close()
                     time.sleep(POLL_S)
