@@ -225,7 +225,7 @@ def bm25_ranked(conn, gens: list[int], terms: list[Term], stats: list[TermStats]
         rows = conn.execute(score_sql(phrases, prefixes, phrases), base).fetchall()
         if len(rows) == limit and float(rows[-1][1]) > rest:
             return Ranked([(r[0], float(r[1])) for r in rows])
-    capped = sum(st.df for st in live) > SCAN_CAP
+    capped = min(sum(st.df for st in live), nrows) > SCAN_CAP  # a collection under the cap is always exact
     if capped:  # every match would be more than the cap: the best of the capped candidates
         rare = rare or _rare(order, SCAN_CAP)
         base["tq"] = _tsquery(sorted({lx for st in rare for part in st.parts for lx in part}))
