@@ -165,3 +165,27 @@ def test_thai_two_cluster_terms_score_as_fts5_phrases(tmp_path, pg_url):
             _assert_same_ranking(a, want, b, got)
             for t in terms:
                 assert a.doc_freq(t, 100) == b.doc_freq(t, 100)
+
+
+@pytest.mark.parametrize("q", ["common quokka", "common lorem ipsum", "common"])
+def test_past_the_scan_cap_the_ranking_is_capped_true_bm25_and_says_so(corpus, q, monkeypatch):
+    """Terms too common to score every match (more than SCAN_CAP chunks in all): at most 2 x SCAN_CAP
+    candidates are scored (those holding every term first), each with its exact FTS5 score, and
+    the store reports the ranking as approximate; under the cap the same query is exact."""
+    sq, pg = corpus
+    with open_store(sq) as a, open_store(pg) as b:
+        terms = build_fts_query(q, a).terms
+        full = {a.chunks_by_id([c])[c].path: s for c, s in a.lexical(terms, 60, BM25_WEIGHTS)}
+        assert b.lexical(terms, 10, BM25_WEIGHTS) and b.lexical_exact  # 60 notes: under the default cap
+        monkeypatch.setattr(lexical, "SCAN_CAP", 8)
+        flat = analyzer.flatten(terms)
+        ranked = lexical.bm25_ranked(b.conn, list(b.gens), flat, lexical.term_stats(b.conn, list(b.gens), flat),
+                                     *b._stats(), 30, BM25_WEIGHTS)
+        assert ranked.exact is False
+        assert 0 < len(ranked.hits) <= 2 * 8  # never more candidates than the cap allows
+        paths = [b.chunks_by_id([c])[c].path for c, _ in ranked.hits]
+        for path, (_, score) in zip(paths, ranked.hits):
+            assert abs(full[path] - score) < 1e-6 * max(1.0, abs(score))  # each one's true BM25 score
+        assert [s for _, s in ranked.hits] == sorted((s for _, s in ranked.hits), reverse=True)
+        b.lexical(terms, 30, BM25_WEIGHTS)
+        assert b.lexical_exact is False

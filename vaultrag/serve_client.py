@@ -14,7 +14,8 @@ import time
 FORWARD_TIMEOUT_S = 1.2  # under the hook's own 1.5 s deadline; the server answers in ~10 ms
 MAX_STDIN_BYTES = 32 * 1024 * 1024  # as vaultrag.hooks.MAX_STDIN_BYTES
 # The environment that picks the index; the server refuses (409) a hook meant for another one.
-IDENTITY_ENV = ("VAULTRAG_CONFIG", "VAULTRAG_VAULT", "VAULTRAG_DB")
+IDENTITY_ENV = ("VAULTRAG_CONFIG", "VAULTRAG_VAULT", "VAULTRAG_DB", "VAULTRAG_STORE", "VAULTRAG_COLLECTION")
+PG_SCHEMES = ("postgresql://", "postgres://")  # as store/open.POSTGRES_SCHEMES (not imported: hook path)
 IDENTITY_HEADER = "X-Vaultrag-Identity"
 SOCKET_NAME = "serve.sock"
 MAX_RESPONSE_BYTES = 64 * 1024 * 1024  # a PostToolUse answer carries a compressed tool output
@@ -32,8 +33,21 @@ def default_socket() -> str:
 def identity() -> str:
     """The identity environment as a JSON object (ASCII, keys sorted), written without `json`:
     importing it is ~1-2 ms of a forwarded hook whose only other JSON is passed through as bytes."""
-    items = sorted((k, os.environ[k]) for k in IDENTITY_ENV if os.environ.get(k))
+    items = sorted((k, store_identity(os.environ[k]) if k == "VAULTRAG_STORE" else os.environ[k])
+                   for k in IDENTITY_ENV if os.environ.get(k))
     return "{" + ", ".join(f"{_json_string(k)}: {_json_string(v)}" for k, v in items) + "}"
+
+
+def store_identity(location: str) -> str:
+    """A PostgreSQL URL as the identity check compares it: without its password (which never
+    travels in the header) and with one spelling of the scheme. A path is returned as it is."""
+    for scheme in PG_SCHEMES:
+        if location.startswith(scheme):
+            netloc, slash, rest = location[len(scheme):].partition("/")
+            userinfo, at, hostport = netloc.rpartition("@")
+            user = userinfo.split(":", 1)[0] + at if at else ""
+            return PG_SCHEMES[0] + user + hostport + slash + rest
+    return location
 
 
 def _json_string(text: str) -> str:

@@ -23,7 +23,7 @@ from ..api import BadRequest, Busy, NotFound, Service, Stopping
 from ..errors import IndexCorrupt, IndexLocked, IndexMissing, VaultragError
 from .auth import ROLE_KEY, AuthMiddleware, Policy
 from .openapi import openapi_document
-from ..serve_client import IDENTITY_ENV, IDENTITY_HEADER
+from ..serve_client import IDENTITY_ENV, IDENTITY_HEADER, PG_SCHEMES, store_identity
 
 log = logging.getLogger("vaultrag.serve")
 
@@ -164,9 +164,19 @@ def identity_matches(server: dict, header: str | None) -> bool:
         return False
     for key in IDENTITY_ENV:
         value, mine = env.get(key), server.get(key)
-        if value and mine and str(Path(str(value)).expanduser().resolve()) != mine:
+        if value and mine and identity_value(key, str(value)) != mine:
             return False
     return True
+
+
+def identity_value(key: str, value: str) -> str:
+    """One identity variable as both sides compare it: a collection list as its names, a
+    PostgreSQL URL without its password, anything else as a resolved path."""
+    if key == "VAULTRAG_COLLECTION":
+        return ",".join(dict.fromkeys(n.strip() for n in value.split(",") if n.strip()))
+    if key == "VAULTRAG_STORE" and value.startswith(PG_SCHEMES):
+        return store_identity(value)
+    return str(Path(value).expanduser().resolve())
 
 
 async def _api_error(request, exc: ApiError):

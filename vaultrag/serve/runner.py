@@ -182,7 +182,14 @@ def _exit_quietly(*_):
 
 def _identity(service: Service) -> dict:
     """What the hooks' environment variables must resolve to for this server to answer them."""
+    from ..store.open import collection_names, is_postgres, store_location
+    from .app import identity_value
+
     cfg = service.cfg
+    store = str(store_location(cfg))
     return {"VAULTRAG_VAULT": str(Path(cfg.vault).expanduser().resolve()) if cfg.vault else None,
             "VAULTRAG_DB": str(Path(cfg.db_path()).expanduser().resolve()),
-            "VAULTRAG_CONFIG": service.config_file}
+            "VAULTRAG_CONFIG": service.config_file,
+            "VAULTRAG_STORE": identity_value("VAULTRAG_STORE", store),
+            # a SQLite file holds one index: a collection named by the hook means nothing there
+            "VAULTRAG_COLLECTION": ",".join(collection_names(cfg)) if is_postgres(store) else None}

@@ -12,8 +12,12 @@ corpus. Here, three steps, at most three round trips:
 2. Candidates by the rarest terms only: terms sorted by their largest possible contribution
    (idf * (k1 + 1)), the rarest kept while their documents stay under PRUNE_CANDIDATES. A chunk
    holding none of them scores below the sum of the other terms' bounds; when the `limit`-th best
-   candidate scores above that, the answer is exact. Otherwise (one common term, or many) step 3
-   scores every chunk holding any term.
+   candidate scores above that, the answer is exact. Otherwise the same again with the budget
+   SCAN_CAP (more terms kept, a smaller bound for the rest: MaxScore in two steps). Still not
+   proven: when every match is at most SCAN_CAP chunks, step 3 scores them all (exact); past that
+   (terms common across a large collection: p99 14.8 s at 458k chunks) the answer is the best of
+   at most 2 x SCAN_CAP candidates, the chunks holding every query term and those holding the
+   kept rare terms, and is reported as approximate (`Ranked.exact`).
 3. Each candidate's term frequencies from its tsvector reduced, in C, to the query's lexemes
    (`setweight` to D + `ts_filter`), the column told by the position (analyzer.COLUMN_BASE).
 
@@ -34,6 +38,11 @@ IDF_FLOOR = 1e-6  # FTS5: a term in more than half the rows still counts, barely
 # Step 2's candidate budget: the rarest terms' documents up to this many chunks. A few thousand
 # tsvectors cost a few ms; a common tldr word's 20k+ cost ~0.4 s.
 PRUNE_CANDIDATES = 3000
+# The work a query may do past the exact proofs: tsvectors read per candidate set. ~20k cost
+# ~0.4 s at tldr scale under load (the figure above); every match of a few common words at 458k
+# chunks is 10^5+ (seconds). Collections whose matches stay under it are always ranked exactly
+# (every dev set: parity unchanged, BENCHMARKS.md "Issue 15, fourth round").
+SCAN_CAP = 20000
 SCORE_DIGITS = 9
 
 
@@ -83,7 +92,7 @@ WITH v(lexeme, i, j, n) AS (
 w(i, idf) AS (SELECT * FROM unnest(%(wi)s::int[], %(widf)s::float8[])),
 c AS MATERIALIZED (
     SELECT id, ntok, ts_filter(setweight(tsv, 'D', %(lexemes)s::text[]), '{d}') AS t
-    FROM chunks WHERE gen = ANY(%(gens)s) AND tsv @@ %(tq)s::tsquery{check}),
+    {candidates}),
 p AS (  -- per candidate and query lexeme: occurrences weighted by column (positions are sorted)
     SELECT c.id, c.ntok, u.lexeme,
            %(wa)s::float8 * width_bucket(%(hb)s::smallint, u.positions)
@@ -104,12 +113,29 @@ SELECT id, s FROM s ORDER BY round(s::numeric, %(digits)s) DESC, id LIMIT %(limi
 """
 
 
-def score_sql(phrases: bool, prefixes: bool, check_all: bool) -> str:
+# Candidates: every chunk matching `tq`; or, capped, at most `cap` holding every term plus at most
+# `cap` matching `tq` (which ones, when more match: the order the scan meets them).
+_CANDIDATES = "FROM chunks WHERE gen = ANY(%(gens)s) AND tsv @@ %(tq)s::tsquery{check}"
+_CANDIDATES_CAPPED = """FROM chunks WHERE id IN (
+        (SELECT id FROM chunks WHERE gen = ANY(%(gens)s) AND tsv @@ %(tqand)s::tsquery LIMIT %(cap)s)
+        UNION (SELECT id FROM chunks WHERE gen = ANY(%(gens)s) AND tsv @@ %(tq)s::tsquery{check} LIMIT %(cap)s))"""
+
+
+def score_sql(phrases: bool, prefixes: bool, check_all: bool, capped: bool = False) -> str:
     """The scoring query: `phrases` (a term of several parts), `prefixes` (a part matching several
-    lexemes), `check_all` (candidates must also match the full query: pruned, with phrases)."""
+    lexemes), `check_all` (candidates must also match the full query: pruned, with phrases),
+    `capped` (at most 2 x %(cap)s candidates, %(tqand)s: chunks holding every term)."""
     t = _T_PHRASES if phrases else _T_PREFIXES if prefixes else _T_LEXEMES
-    head = _SCORE_HEAD.replace("{check}", " AND tsv @@ %(tqall)s::tsquery" if check_all else "")
-    return head + t + _SCORE_TAIL
+    cands = (_CANDIDATES_CAPPED if capped else _CANDIDATES).replace(
+        "{check}", " AND tsv @@ %(tqall)s::tsquery" if check_all else "")
+    return _SCORE_HEAD.replace("{candidates}", cands) + t + _SCORE_TAIL
+
+
+@dataclass(frozen=True)
+class Ranked:
+    """BM25's best chunks; `exact` False when the scan cap cut the candidates (SCAN_CAP)."""
+    hits: list[tuple[int, float]]
+    exact: bool = True
 
 
 def idf(nrows: int, df: int) -> float:
@@ -151,24 +177,33 @@ def _tsquery(lexemes: list[str]) -> str:
     return " | ".join(analyzer._quote(lx) for lx in lexemes)
 
 
-def bm25(conn, gens: list[int], terms: list[Term], stats: list[TermStats], nrows: int, avgdl: float, limit: int,
-         weights: tuple[float, float, float]) -> list[tuple[int, float]]:
-    """Steps 2 and 3: the `limit` best chunks by BM25 (exactly FTS5's ranking)."""
-    live = [st for st in stats if st.present]
-    if not live or limit <= 0:
-        return []
-    bound = {st.index: idf(nrows, st.df) * (BM25_K1 + 1) for st in live}
-    order = sorted(live, key=lambda st: (-bound[st.index], st.index))
-    rare, budget = [], 0
+def _rare(order: list[TermStats], budget: int) -> list[TermStats]:
+    """The rarest terms (at least one) while their documents add up to at most `budget`."""
+    rare, used = [], 0
     for st in order:
-        if rare and budget + st.df > PRUNE_CANDIDATES:
+        if rare and used + st.df > budget:
             break
         rare.append(st)
-        budget += st.df
-    rest = sum(bound[st.index] for st in order[len(rare):])
+        used += st.df
+    return rare
+
+
+def bm25(conn, gens: list[int], terms: list[Term], stats: list[TermStats], nrows: int, avgdl: float, limit: int,
+         weights: tuple[float, float, float]) -> list[tuple[int, float]]:
+    """Steps 2 and 3: the `limit` best chunks by BM25 (exactly FTS5's ranking unless capped)."""
+    return bm25_ranked(conn, gens, terms, stats, nrows, avgdl, limit, weights).hits
+
+
+def bm25_ranked(conn, gens: list[int], terms: list[Term], stats: list[TermStats], nrows: int, avgdl: float,
+                limit: int, weights: tuple[float, float, float]) -> Ranked:
+    live = [st for st in stats if st.present]
+    if not live or limit <= 0:
+        return Ranked([])
+    bound = {st.index: idf(nrows, st.df) * (BM25_K1 + 1) for st in live}
+    order = sorted(live, key=lambda st: (-bound[st.index], st.index))
     base = {"gens": gens, "wa": float(weights[0]), "wb": float(weights[1]), "wc": float(weights[2]),
             "hb": analyzer.COLUMN_BASE[1], "hc": analyzer.COLUMN_BASE[2], "k1": BM25_K1, "b": BM25_B,
-            "avgdl": avgdl, "digits": SCORE_DIGITS, "limit": limit,
+            "avgdl": avgdl, "digits": SCORE_DIGITS, "limit": limit, "cap": SCAN_CAP,
             "wi": [st.index for st in live], "widf": [idf(nrows, st.df) for st in live]}
     v = [(lx, st.index, j, len(st.parts)) for st in live for j, part in enumerate(st.parts) for lx in part]
     base.update(vlex=[r[0] for r in v], vi=[r[1] for r in v], vj=[r[2] for r in v], vn=[r[3] for r in v],
@@ -176,13 +211,27 @@ def bm25(conn, gens: list[int], terms: list[Term], stats: list[TermStats], nrows
     base["tqall"] = analyzer.tsquery([terms[st.index] for st in live])
     phrases = any(len(st.parts) > 1 for st in live)
     prefixes = any(len(part) > 1 for st in live for part in st.parts)
-    if len(rare) < len(live):
+    rare: list[TermStats] = []
+    for budget in (PRUNE_CANDIDATES, SCAN_CAP):
+        wider = _rare(order, budget)
+        if len(wider) == len(live) or len(wider) == len(rare) or sum(st.df for st in wider) > SCAN_CAP:
+            continue  # every term (step 3 is the same work), no term more than the last try, or over the cap
+        rare = wider
         # Candidates: chunks holding any lexeme of a rare term (every part of a phrase: a chunk
         # holding all its parts scores for it, adjacent or not) among those the full query finds.
         # A chunk outside holds no rare part, so it scores under `rest`.
-        tq = _tsquery(sorted({lx for st in rare for part in st.parts for lx in part}))
-        rows = conn.execute(score_sql(phrases, prefixes, phrases), {**base, "tq": tq}).fetchall()
+        rest = sum(bound[st.index] for st in order[len(rare):])
+        base["tq"] = _tsquery(sorted({lx for st in rare for part in st.parts for lx in part}))
+        rows = conn.execute(score_sql(phrases, prefixes, phrases), base).fetchall()
         if len(rows) == limit and float(rows[-1][1]) > rest:
-            return [(r[0], float(r[1])) for r in rows]
+            return Ranked([(r[0], float(r[1])) for r in rows])
+    capped = min(sum(st.df for st in live), nrows) > SCAN_CAP  # a collection under the cap is always exact
+    if capped:  # every match would be more than the cap: the best of the capped candidates
+        rare = rare or _rare(order, SCAN_CAP)
+        base["tq"] = _tsquery(sorted({lx for st in rare for part in st.parts for lx in part}))
+        base["tqand"] = " & ".join("(" + _tsquery(sorted({lx for part in st.parts for lx in part})) + ")"
+                                   for st in live)
+        rows = conn.execute(score_sql(phrases, prefixes, phrases, capped=True), base).fetchall()
+        return Ranked([(r[0], float(r[1])) for r in rows], exact=False)
     rows = conn.execute(score_sql(phrases, prefixes, False), {**base, "tq": base["tqall"]}).fetchall()
-    return [(r[0], float(r[1])) for r in rows]
+    return Ranked([(r[0], float(r[1])) for r in rows])

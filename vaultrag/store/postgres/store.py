@@ -57,6 +57,7 @@ class PgStore(Store):
         self._lexemes_stale = False  # a deferred (rebuild) writer counts the vocabulary once, in optimize()
         self._pending: list[bulk.Pending] = []  # notes written in the open transaction, sent by COPY at its end
         self._depth = 0  # open transaction() blocks
+        self.lexical_exact = True  # False: the last lexical() hit lexical.SCAN_CAP (approximate ranking)
         self.conn = connect(location)
         try:
             version = ensure_schema(location, self.conn, create=not readonly) if location not in _ready \
@@ -408,7 +409,12 @@ class PgStore(Store):
         for term, st in zip(terms, stats):  # for doc_freq() during this search (the evidence gate)
             self._df[term] = st.df
         nrows, avgdl = self._stats()
-        return lexical.bm25(self.conn, gens, terms, stats, nrows, avgdl, limit, weights)
+        ranked = lexical.bm25_ranked(self.conn, gens, terms, stats, nrows, avgdl, limit, weights)
+        self.lexical_exact = ranked.exact
+        if not ranked.exact:
+            log.debug("lexical: candidates capped at %d a set (terms common across the collection): "
+                      "approximate BM25 ranking", lexical.SCAN_CAP)
+        return ranked.hits
 
     def doc_freq(self, term: Term, cap: int) -> int:
         if term in self._df:  # counted by lexical() in this search
