@@ -235,3 +235,15 @@ def test_plugin_layout_is_consistent():
                 assert h["args"][-1].startswith("${CLAUDE_PLUGIN_ROOT}/hooks/")
                 assert (root / "hooks" / h["args"][-1].rsplit("/", 1)[1]).is_file()
                 assert isinstance(h["timeout"], int) and h["timeout"] <= 10
+
+
+def test_no_hook_is_registered_async():
+    """Claude Code 2.1.197 hands an `async` command hook an empty stdin under `claude -p` (seen in a
+    trial: SessionEnd logged "stdin is not a JSON object (0 bytes)" on every run, so no ended
+    session was ever indexed); the SessionEnd script returns at once and detaches its indexer."""
+    root = HOOKS.parent
+    for f in (root / "hooks" / "hooks.json", root / "settings.snippet.json"):
+        for event, groups in json.loads(f.read_text())["hooks"].items():
+            for g in groups:
+                for h in g["hooks"]:
+                    assert not h.get("async"), (f.name, event)
