@@ -121,7 +121,9 @@ def test_search_cli_does_not_import_logging(env):
 def test_identity_header_is_the_json_of_the_environment(monkeypatch):
     from vaultrag.serve_client import IDENTITY_ENV, identity
 
-    values = ['/tmp/a "quoted" \\ path', "/home/jürgen/Notizen/日本語 🗒", "/tmp/tab\there\nnl\x7f"]
+    values = ['/tmp/a "quoted" \\ path', "/home/jürgen/Notizen/日本語 🗒", "/tmp/tab\there\nnl\x7f",
+              "/srv/idx/ünï.sqlite", "team \"notes\" 📒"]
+    assert len(values) == len(IDENTITY_ENV)
     for key, value in zip(IDENTITY_ENV, values):
         monkeypatch.setenv(key, value)
     header = identity()

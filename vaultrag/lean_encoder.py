@@ -201,6 +201,31 @@ def _open_safetensors(path: str) -> tuple[dict, object]:
     return header, (buf, 8 + n)
 
 
+def mean_pool(ids, dim: int, rows, weights=None, mapping=None, *, normalize: bool = True) -> list[float]:
+    """model2vec's pooling of token ids: the mean of their (weighted, mapped) rows, then unit length
+    (NORM_EPSILON added to the norm); all zeros without ids. Shared by the WordPiece and Unigram
+    encoders."""
+    if not ids:
+        return [0.0] * dim
+    if mapping is None and weights is None:
+        acc = list(map(sum, zip(*[rows.row(i) for i in ids])))
+    else:
+        picked = []
+        for i in ids:
+            row = rows.row(mapping.scalar(i) if mapping is not None else i)
+            if weights is not None:
+                w = weights.scalar(i)
+                row = [x * w for x in row]
+            picked.append(row)
+        acc = list(map(sum, zip(*picked)))
+    n = len(ids)
+    vec = [a / n for a in acc]
+    if not normalize:
+        return vec
+    norm = sum(x * x for x in vec) ** 0.5 + NORM_EPSILON
+    return [x / norm for x in vec]
+
+
 class LeanEncoder:
     """Encode one text at a time, like ``StaticModel.encode([text])[0]`` normalised, in pure Python."""
 
@@ -564,28 +589,8 @@ class LeanEncoder:
     # ---------------------------------------------------------------- encoding
     def encode(self, text: str, *, normalize: bool = True) -> list[float]:
         """The embedding of ``text`` as ``dim`` floats: unit length, or all zeros without known tokens."""
-        ids = self.tokenize(text)
-        dim = self.dim
-        if not ids:
-            return [0.0] * dim
-        rows, weights, mapping = self._rows, self._weights, self._mapping
-        if mapping is None and weights is None:
-            acc = list(map(sum, zip(*[rows.row(i) for i in ids])))
-        else:
-            picked = []
-            for i in ids:
-                row = rows.row(mapping.scalar(i) if mapping is not None else i)
-                if weights is not None:
-                    w = weights.scalar(i)
-                    row = [x * w for x in row]
-                picked.append(row)
-            acc = list(map(sum, zip(*picked)))
-        n = len(ids)
-        vec = [a / n for a in acc]
-        if not normalize:
-            return vec
-        norm = sum(x * x for x in vec) ** 0.5 + NORM_EPSILON
-        return [x / norm for x in vec]
+        return mean_pool(self.tokenize(text), self.dim, self._rows, self._weights, self._mapping,
+                         normalize=normalize)
 
     def __repr__(self) -> str:
         return f"LeanEncoder(dim={self.dim}, max_length={self.max_length})"

@@ -26,7 +26,7 @@ from __future__ import annotations
 import json
 import os
 
-from .lean_encoder import NORM_EPSILON, LeanEncoderError, _open_safetensors, _Tensor, model_files
+from .lean_encoder import LeanEncoderError, _open_safetensors, _Tensor, mean_pool, model_files
 
 __all__ = ["LeanUnigram", "is_unigram", "META"]
 
@@ -198,23 +198,7 @@ class LeanUnigram:
     # ---------------------------------------------------------------- encoding
     def encode(self, text: str, *, normalize: bool = True) -> list[float]:
         """The embedding of ``text`` as ``dim`` floats: unit length, or all zeros without known pieces."""
-        ids = self.tokenize(text)
-        if not ids:
-            return [0.0] * self.dim
-        rows, weights = self._rows, self._weights
-        if weights is None:
-            acc = list(map(sum, zip(*[rows.row(i) for i in ids])))
-        else:
-            acc = [0.0] * self.dim
-            for i in ids:
-                w = weights.scalar(i)
-                acc = [a + w * x for a, x in zip(acc, rows.row(i))]
-        n = len(ids)
-        vec = [a / n for a in acc]
-        if not normalize:
-            return vec
-        norm = sum(x * x for x in vec) ** 0.5 + NORM_EPSILON
-        return [x / norm for x in vec]
+        return mean_pool(self.tokenize(text), self.dim, self._rows, self._weights, normalize=normalize)
 
     def __repr__(self) -> str:
         return f"LeanUnigram(dim={self.dim}, pieces={len(self._ids)}, max_length={self.max_length})"
