@@ -54,4 +54,11 @@ def pg_url(pg_server):
     name = "t_" + uuid.uuid4().hex[:12]
     with psycopg.connect(pg_server, autocommit=True) as conn:
         conn.execute(f"CREATE DATABASE {name}")
-    return database_url(pg_server, name)
+    yield database_url(pg_server, name)
+    # Each test's pooled and leftover connections end with its database: without this the suite ran
+    # past the server's max_connections ("sorry, too many clients already") as PG tests were added.
+    from vaultrag.store.postgres.connection import close_pool
+
+    close_pool()
+    with psycopg.connect(pg_server, autocommit=True) as conn:
+        conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
