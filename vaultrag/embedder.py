@@ -402,8 +402,8 @@ class UnigramStaticModel:
         from vaultrag.lean_unigram import LeanUnigram
 
         self.lean = LeanUnigram.from_folder(folder)
-        weights_file, _tok, _cfg, tensor = model_files(folder)
-        rows, scale = _read_rows(Path(weights_file), tensor)
+        rows = _as_array(self.lean._rows)  # the tensors LeanUnigram mapped, viewed by numpy
+        scale = None if self.lean._weights is None else _as_array(self.lean._weights).astype(np.float32).reshape(-1)
         self.embedding = rows.astype(np.float32) * (scale[:, None] if scale is not None else np.float32(1.0))
         self.stored_dtype = str(rows.dtype)
         self.dim = int(self.embedding.shape[1])
@@ -412,36 +412,26 @@ class UnigramStaticModel:
     def encode(self, texts: list[str], normalize: bool = True, batch_size: int = 64, show_progress_bar: bool = False):
         import numpy as np
 
+        from vaultrag.lean_encoder import NORM_EPSILON
+
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         for row, text in enumerate(texts):
             ids = self.lean.tokenize(text)
             if ids:
                 out[row] = self.embedding[ids].mean(axis=0)
         if normalize:
-            out /= (np.linalg.norm(out, axis=1, keepdims=True) + 1e-32)
+            out /= (np.linalg.norm(out, axis=1, keepdims=True) + NORM_EPSILON)
         return out
 
 
-def _read_rows(path: Path, tensor: str):
-    """(rows, per-row weights or None) of a safetensors file, with numpy (no safetensors import)."""
-    import json
-    import struct
-
+def _as_array(t):
+    """A lean_encoder `_Tensor` (a region of its memory-mapped safetensors file) as a numpy array."""
     import numpy as np
 
-    data = path.read_bytes()
-    (n,) = struct.unpack_from("<Q", data, 0)
-    header = json.loads(data[8:8 + n])
-    dtypes = {"I8": np.int8, "F16": np.float16, "F32": np.float32}
-
-    def load(name: str):
-        info = header[name]
-        a, b = info["data_offsets"]
-        return np.frombuffer(data, dtype=dtypes[info["dtype"]], count=(b - a) // np.dtype(dtypes[info["dtype"]]).itemsize,
-                             offset=8 + n + a).reshape(info["shape"])
-
-    rows = load(tensor if tensor in header else "embeddings")
-    return rows, (load("weights").astype(np.float32) if "weights" in header else None)
+    count = 1
+    for n in t.shape:
+        count *= n
+    return np.frombuffer(t.buf, dtype=np.dtype("<" + t.code), count=count, offset=t.offset).reshape(t.shape)
 
 
 def _is_unigram_folder(path: Path) -> bool:

@@ -201,6 +201,23 @@ def _open_safetensors(path: str) -> tuple[dict, object]:
     return header, (buf, 8 + n)
 
 
+def open_tensors(weights_path, tensor_name: str = "embeddings"):
+    """(the rows tensor, a lookup of the file's other tensors by name: a `_Tensor` or None) of a
+    static model's safetensors file; `tensor_name` falls back to "embeddings"."""
+    header, (buf, base) = _open_safetensors(os.fspath(weights_path))
+    name = tensor_name if tensor_name in header else "embeddings"
+    if name not in header:
+        raise LeanEncoderError(f"{weights_path} has no {tensor_name!r} tensor")
+
+    def tensor(key: str) -> _Tensor | None:
+        info = header.get(key)
+        if info is None:
+            return None
+        return _Tensor(buf, base + info["data_offsets"][0], info["shape"], info["dtype"])
+
+    return tensor(name), tensor
+
+
 def mean_pool(ids, dim: int, rows, weights=None, mapping=None, *, normalize: bool = True) -> list[float]:
     """model2vec's pooling of token ids: the mean of their (weighted, mapped) rows, then unit length
     (NORM_EPSILON added to the norm); all zeros without ids. Shared by the WordPiece and Unigram
@@ -315,18 +332,7 @@ class LeanEncoder:
         which costs far less per query than loading 30k entries); pass ``median_token_length`` and
         ``max_token_chars`` with such an object, since they would otherwise be computed by iterating it.
         """
-        header, (buf, base) = _open_safetensors(os.fspath(weights_path))
-        name = tensor_name if tensor_name in header else "embeddings"
-        if name not in header:
-            raise LeanEncoderError(f"{weights_path} has no {tensor_name!r} tensor")
-
-        def tensor(key: str) -> _Tensor | None:
-            info = header.get(key)
-            if info is None:
-                return None
-            return _Tensor(buf, base + info["data_offsets"][0], info["shape"], info["dtype"])
-
-        rows = tensor(name)
+        rows, tensor = open_tensors(weights_path, tensor_name)
         model = tokenizer_config.get("model") or {}
         if vocab is None:
             vocab = dict(model.get("vocab") or {})

@@ -1,7 +1,7 @@
 """A standard-library-only encoder for static models over a SentencePiece Unigram vocabulary.
 
-The bundled multilingual model (``vaultrag/models/e5-small-static-256``) is distilled from
-multilingual-e5-small, whose tokenizer is XLM-RoBERTa's SentencePiece Unigram model, not WordPiece.
+The multilingual model ``scripts/build_multilingual_model.py`` builds (e5-small-static-256; measured,
+not bundled: BENCHMARKS.md "Issue 19, second round") is distilled from multilingual-e5-small, whose tokenizer is XLM-RoBERTa's SentencePiece Unigram model, not WordPiece.
 This module is its query-time (and index-time) tokenizer and pooler, the Unigram twin of
 ``vaultrag.lean_encoder.LeanEncoder`` with the same surface (``dim``, ``max_length``, ``tokenize``,
 ``encode``, ``known_share``):
@@ -19,14 +19,13 @@ The folder's ``tokenizer.json`` keeps the Hugging Face Unigram schema for the mo
 (``{"type": "Unigram", "vocab": [[piece, score], ...]}``, row i = vocab[i]) plus a
 ``vaultrag_charmap`` normaliser (HF tokenizers cannot load it; vaultrag never asks it to).
 
-Imports: json, os and the safetensors reader of lean_encoder (mmap, struct) only.
+Imports: os and the safetensors reader of lean_encoder (mmap, struct) only.
 """
 from __future__ import annotations
 
-import json
 import os
 
-from .lean_encoder import LeanEncoderError, _open_safetensors, _Tensor, mean_pool, model_files
+from .lean_encoder import LeanEncoderError, _Tensor, mean_pool, open_tensors
 
 __all__ = ["LeanUnigram", "is_unigram", "META"]
 
@@ -73,16 +72,13 @@ class LeanUnigram:
 
     @classmethod
     def from_folder(cls, path: str | os.PathLike) -> "LeanUnigram":
-        files = model_files(path)
-        if files is None:
-            raise LeanEncoderError(f"no static model in {os.fspath(path)}: expected model.safetensors, "
-                                   "tokenizer.json and config.json")
-        wp, tp, cp, tensor_name = files
-        with open(tp, encoding="utf-8") as fh:
-            tok = json.load(fh)
-        with open(cp, encoding="utf-8") as fh:
-            config = json.load(fh)
-        return cls.from_parts(tok, config, wp, tensor_name)
+        """Load a Unigram model folder (LeanEncoder.from_folder reads it and dispatches here)."""
+        from .lean_encoder import LeanEncoder
+
+        enc = LeanEncoder.from_folder(path)
+        if not isinstance(enc, cls):
+            raise LeanEncoderError(f"{os.fspath(path)} holds a WordPiece model, not a Unigram one")
+        return enc
 
     @classmethod
     def from_parts(cls, tok: dict, config: dict, weights_path: str, tensor_name: str = "embeddings") -> "LeanUnigram":
@@ -93,17 +89,9 @@ class LeanUnigram:
         norm = tok.get("normalizer") or {}
         if norm and norm.get("type") != "vaultrag_charmap":
             raise LeanEncoderError(f"the Unigram encoder supports the vaultrag_charmap normaliser, not {norm.get('type')}")
-        header, (buf, base) = _open_safetensors(os.fspath(weights_path))
-        name = tensor_name if tensor_name in header else "embeddings"
-        if name not in header:
-            raise LeanEncoderError(f"{weights_path} has no {tensor_name!r} tensor")
-
-        def tensor(key: str) -> _Tensor | None:
-            info = header.get(key)
-            return None if info is None else _Tensor(buf, base + info["data_offsets"][0], info["shape"], info["dtype"])
-
+        rows, tensor = open_tensors(weights_path, tensor_name)
         return cls(pieces=[p for p, _ in vocab], scores=[float(s) for _, s in vocab],
-                   charmap=dict(norm.get("map") or {}), rows=tensor(name), weights=tensor("weights"),
+                   charmap=dict(norm.get("map") or {}), rows=rows, weights=tensor("weights"),
                    unk_score=float(model.get("unk_score", -30.0)),
                    max_length=config.get("max_length", DEFAULT_MAX_LENGTH))
 
