@@ -126,7 +126,7 @@ def test_pruned_bm25_ranks_as_fts5_does(corpus, q, limit, monkeypatch):
         flat = analyzer.flatten(terms)
         stats = lexical.term_stats(b.conn, list(b.gens), flat)
         spy = _Spy(b.conn)
-        got = lexical.bm25(spy, list(b.gens), flat, stats, *b._stats(), limit, BM25_WEIGHTS)
+        got = lexical.bm25(spy, list(b.gens), flat, stats, *b._stats(), limit, BM25_WEIGHTS).hits
         _assert_same_ranking(a, want, b, got)
         assert spy.candidates[0] is False  # the first try read the rare terms' chunks only
         if q == "common quokka zygomorphic":
@@ -179,7 +179,7 @@ def test_past_the_scan_cap_the_ranking_is_capped_true_bm25_and_says_so(corpus, q
         assert b.lexical(terms, 10, BM25_WEIGHTS) and b.lexical_exact  # 60 notes: under the default cap
         monkeypatch.setattr(lexical, "SCAN_CAP", 8)
         flat = analyzer.flatten(terms)
-        ranked = lexical.bm25_ranked(b.conn, list(b.gens), flat, lexical.term_stats(b.conn, list(b.gens), flat),
+        ranked = lexical.bm25(b.conn, list(b.gens), flat, lexical.term_stats(b.conn, list(b.gens), flat),
                                      *b._stats(), 30, BM25_WEIGHTS)
         assert ranked.exact is False
         assert 0 < len(ranked.hits) <= 2 * 8  # never more candidates than the cap allows

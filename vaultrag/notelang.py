@@ -138,8 +138,9 @@ def note_stemmer(frontmatter: Mapping, text: str) -> str | None:
 # The query side (retrieve/channels.py) cannot tell a query's language; it searches each word as
 # itself OR the stems of the vault's note languages: those stemming at least NOTE_LANG_MIN_SHARE of
 # all its notes (of the stemmed ones only, a vault of 38k English tldr pages with 720 Turkish ones
-# would widen every English query with Turkish stems), at most NOTE_LANGS_MAX of them (each costs a C stemmer call per query word and
-# widens the OR). Kept in the index metadata under NOTE_LANGS_META, comma-separated.
+# would widen every English query with Turkish stems), at most NOTE_LANGS_MAX of them (each costs a
+# C stemmer call per query word and widens the OR). Kept in the index metadata under
+# NOTE_LANGS_META, comma-separated.
 NOTE_LANGS_MAX = 3
 NOTE_LANG_MIN_SHARE = 0.05
 # ... and at least this many notes: a note or two misdetected in a vault of another language (1,000

@@ -104,7 +104,7 @@ def _tokenizer() -> _Tokenizer:
 
 def analyse(chunks: list[tuple[str, str, str]], lang: str | None = None) -> list[Analysed]:
     """(search text, heading path, context) of each chunk -> its tsvector and token count; `lang`:
-    the note's Snowball stemmer (FileWrite.lang), as SQLite's _fts_values gets it."""
+    the note's Snowball stemmer (FileWrite.lang), as SQLite's fts_row gets it."""
     rows = [(fts_text(t, lang=lang), fts_text(h, lang=lang), fts_text(c, lang=lang)) for t, h, c in chunks]
     out = []
     for columns in _tokenizer().tokens(rows):

@@ -177,6 +177,11 @@ def _tsquery(lexemes: list[str]) -> str:
     return " | ".join(analyzer._quote(lx) for lx in lexemes)
 
 
+def _any_lexeme(stats: list[TermStats]) -> str:
+    """A tsquery matching a chunk that holds any lexeme of any part of the terms `stats`."""
+    return _tsquery(sorted({lx for st in stats for part in st.parts for lx in part}))
+
+
 def _rare(order: list[TermStats], budget: int) -> list[TermStats]:
     """The rarest terms (at least one) while their documents add up to at most `budget`."""
     rare, used = [], 0
@@ -189,13 +194,8 @@ def _rare(order: list[TermStats], budget: int) -> list[TermStats]:
 
 
 def bm25(conn, gens: list[int], terms: list[Term], stats: list[TermStats], nrows: int, avgdl: float, limit: int,
-         weights: tuple[float, float, float]) -> list[tuple[int, float]]:
+         weights: tuple[float, float, float]) -> Ranked:
     """Steps 2 and 3: the `limit` best chunks by BM25 (exactly FTS5's ranking unless capped)."""
-    return bm25_ranked(conn, gens, terms, stats, nrows, avgdl, limit, weights).hits
-
-
-def bm25_ranked(conn, gens: list[int], terms: list[Term], stats: list[TermStats], nrows: int, avgdl: float,
-                limit: int, weights: tuple[float, float, float]) -> Ranked:
     live = [st for st in stats if st.present]
     if not live or limit <= 0:
         return Ranked([])
@@ -221,16 +221,15 @@ def bm25_ranked(conn, gens: list[int], terms: list[Term], stats: list[TermStats]
         # holding all its parts scores for it, adjacent or not) among those the full query finds.
         # A chunk outside holds no rare part, so it scores under `rest`.
         rest = sum(bound[st.index] for st in order[len(rare):])
-        base["tq"] = _tsquery(sorted({lx for st in rare for part in st.parts for lx in part}))
+        base["tq"] = _any_lexeme(rare)
         rows = conn.execute(score_sql(phrases, prefixes, phrases), base).fetchall()
         if len(rows) == limit and float(rows[-1][1]) > rest:
             return Ranked([(r[0], float(r[1])) for r in rows])
     capped = min(sum(st.df for st in live), nrows) > SCAN_CAP  # a collection under the cap is always exact
     if capped:  # every match would be more than the cap: the best of the capped candidates
         rare = rare or _rare(order, SCAN_CAP)
-        base["tq"] = _tsquery(sorted({lx for st in rare for part in st.parts for lx in part}))
-        base["tqand"] = " & ".join("(" + _tsquery(sorted({lx for part in st.parts for lx in part})) + ")"
-                                   for st in live)
+        base["tq"] = _any_lexeme(rare)
+        base["tqand"] = " & ".join(f"({_any_lexeme([st])})" for st in live)
         rows = conn.execute(score_sql(phrases, prefixes, phrases, capped=True), base).fetchall()
         return Ranked([(r[0], float(r[1])) for r in rows], exact=False)
     rows = conn.execute(score_sql(phrases, prefixes, False), {**base, "tq": base["tqall"]}).fetchall()

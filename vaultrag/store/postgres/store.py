@@ -409,7 +409,7 @@ class PgStore(Store):
         for term, st in zip(terms, stats):  # for doc_freq() during this search (the evidence gate)
             self._df[term] = st.df
         nrows, avgdl = self._stats()
-        ranked = lexical.bm25_ranked(self.conn, gens, terms, stats, nrows, avgdl, limit, weights)
+        ranked = lexical.bm25(self.conn, gens, terms, stats, nrows, avgdl, limit, weights)
         self.lexical_exact = ranked.exact
         if not ranked.exact:
             log.debug("lexical: candidates capped at %d a set (terms common across the collection): "

@@ -160,19 +160,14 @@ INSERT_CHUNK = """INSERT INTO chunks (file_id, section_index, chunk_index, headi
 search_text, line_start, line_end, content_hash, embed_hash, tokens, block_ids)
 VALUES (:file_id, :section_index, :chunk_index, :heading_path, :context, :text, :search_text,
 :line_start, :line_end, :content_hash, :embed_hash, :tokens, :block_ids)"""
-INSERT_FTS_ROW = "INSERT INTO chunks_fts (rowid, text, heading, context) VALUES (?, ?, ?, ?)"  # executemany
-INSERT_FTS = "INSERT INTO chunks_fts (rowid, text, heading, context) VALUES (:id, :text, :heading, :context)"
-DELETE_FTS = ("INSERT INTO chunks_fts (chunks_fts, rowid, text, heading, context) "
-              "VALUES ('delete', :id, :text, :heading, :context)")
+# (rowid, text, heading, context): the forms store.fts_row makes, for the insert and for the delete
+INSERT_FTS = "INSERT INTO chunks_fts (rowid, text, heading, context) VALUES (?, ?, ?, ?)"  # executemany
+DELETE_FTS = "INSERT INTO chunks_fts (chunks_fts, rowid, text, heading, context) VALUES ('delete', ?, ?, ?, ?)"
 INSERT_LINK = """INSERT INTO links (file_id, chunk_id, target, target_key, anchor, kind, text, line)
-VALUES (:file_id, :chunk_id, :target, :target_key, :anchor, :kind, :text, :line)"""
-INSERT_LINK_ROW = """INSERT INTO links (file_id, chunk_id, target, target_key, anchor, kind, text, line)
 VALUES (?, ?, ?, ?, ?, ?, ?, ?)"""  # executemany: write_file inserts a file's links in one call
 # The kinds of metadata key, in bit order of `keys.kinds` (append only: the bits are stored).
 KEY_KINDS = ("title", "alias", "file", "tag", "heading")
 KEY_KIND_BIT = {kind: 1 << i for i, kind in enumerate(KEY_KINDS)}
-INSERT_KEY = ("INSERT INTO keys (file_id, key, chunk_id, kinds) VALUES (:file_id, :key, :chunk_id, :bit) "
-              "ON CONFLICT (file_id, key, chunk_id) DO UPDATE SET kinds = kinds | excluded.kinds")
-INSERT_KEY_ROW = ("INSERT INTO keys (file_id, key, chunk_id, kinds) VALUES (?, ?, ?, ?) "
-                  "ON CONFLICT (file_id, key, chunk_id) DO UPDATE SET kinds = kinds | excluded.kinds")  # executemany
+INSERT_KEY = ("INSERT INTO keys (file_id, key, chunk_id, kinds) VALUES (?, ?, ?, ?) "
+              "ON CONFLICT (file_id, key, chunk_id) DO UPDATE SET kinds = kinds | excluded.kinds")  # executemany
 FILE_CHUNKS = """SELECT id, text, search_text, heading_path, context FROM chunks WHERE file_id = :file_id"""

@@ -18,10 +18,15 @@ from .vocab import VocabMixin
 from .vectors import VEC_CANDIDATE_FACTOR, query_int8, quantize_int8_batch
 
 
-def _fts_values(chunk_id: int, text: str, search_text: str | None, heading_path: str, context: str,
-               lang: str | None = None) -> dict:
-    return {"id": chunk_id, "text": fts_text(search_text or text, lang=lang), "heading": fts_text(heading_path, lang=lang),
-            "context": fts_text(context, lang=lang)}
+def fts_row(text: str, search_text: str | None, heading_path: str, context: str, lang: str | None,
+            form=None) -> tuple[str, str, str]:
+    """(text, heading, context) of one chunk as FTS5 stores them: what its insert wrote and its
+    contentless delete must give again. `form`: fts_text of `lang` for heading and context (memoised
+    by fts_forms)."""
+    if form is None:
+        def form(value: str) -> str:
+            return fts_text(value, lang=lang)
+    return fts_text(search_text or text, lang=lang), form(heading_path), form(context)
 
 
 def fts_forms(fw: FileWrite) -> tuple[tuple[str, str, str], ...]:
@@ -37,8 +42,7 @@ def fts_forms(fw: FileWrite) -> tuple[tuple[str, str, str], ...]:
             out = memo[value] = fts_text(value, lang=fw.lang)
         return out
 
-    return tuple((fts_text(ch.search_text or ch.text, lang=fw.lang), form(ch.heading_path), form(ch.context))
-                 for ch in fw.chunks)
+    return tuple(fts_row(ch.text, ch.search_text, ch.heading_path, ch.context, fw.lang, form) for ch in fw.chunks)
 
 
 def pack_text(text: str, dict_id: int = 0, primed=None) -> str | bytes:
@@ -314,7 +318,7 @@ class _StoreBase:
         file_id, lang = row
         has_vec = self.has_vec_table()
         for cid, text, search_text, heading, context in self.conn.execute(schema.FILE_CHUNKS, {"file_id": file_id}).fetchall():
-            self.conn.execute(schema.DELETE_FTS, _fts_values(cid, self.unpack(text), search_text, heading, context, lang))
+            self.conn.execute(schema.DELETE_FTS, (cid, *fts_row(self.unpack(text), search_text, heading, context, lang)))
             if has_vec:
                 self.conn.execute(f"DELETE FROM {schema.VEC_TABLE} WHERE rowid = :id", {"id": cid})
         self.conn.execute("DELETE FROM files WHERE id = :id", {"id": file_id})  # cascades chunks, links, keys
@@ -347,11 +351,11 @@ class _StoreBase:
                       "content_hash": _hash_bytes(ch.content_hash), "embed_hash": _hash_bytes(ch.embed_hash)}
             ids.append(execute(schema.INSERT_CHUNK, values).lastrowid)
         forms = fw.search_forms if fw.search_forms is not None else fts_forms(fw)
-        self.conn.executemany(schema.INSERT_FTS_ROW, [(cid, *f) for cid, f in zip(ids, forms)])
+        self.conn.executemany(schema.INSERT_FTS, [(cid, *f) for cid, f in zip(ids, forms)])
         if vectors is not None:
             self.conn.executemany(self._vec_insert_sql(), [(cid, v) for cid, v in zip(ids, vectors) if v is not None])
         if fw.links:
-            self.conn.executemany(schema.INSERT_LINK_ROW, [
+            self.conn.executemany(schema.INSERT_LINK, [
                 (file_id, ids[ln.chunk_pos] if ln.chunk_pos is not None else None, ln.target, ln.target_key,
                  ln.anchor, ln.kind, ln.text, ln.line) for ln in fw.links])
         keys = []
@@ -360,7 +364,7 @@ class _StoreBase:
             if bit is None:
                 raise ValueError(f"unknown metadata key kind {kind!r} for {fw.path!r}; known: {', '.join(schema.KEY_KINDS)}")
             keys.append((file_id, key, ids[pos] if pos is not None else 0, bit))
-        self.conn.executemany(schema.INSERT_KEY_ROW, keys)
+        self.conn.executemany(schema.INSERT_KEY, keys)
         return len(ids)
 
     # -- origins (issue 17) ---------------------------------------------------------------------
