@@ -189,3 +189,19 @@ def test_the_module_imports_only_the_standard_library(folder):
             "print(json.dumps(sorted({'numpy', 'model2vec', 'tokenizers', 'tiktoken', 'yaml'} & set(sys.modules))))")
     out = subprocess.run([sys.executable, "-c", code, str(folder)], capture_output=True, text=True, check=True, cwd=REPO)
     assert json.loads(out.stdout) == []
+
+
+def test_only_vaultrags_unigram_folders_bypass_model2vec(folder, tmp_path):
+    """A Unigram model with another normaliser (a hub Model2Vec model's "Precompiled") is left to
+    model2vec: lean_unigram reads only the vaultrag_charmap it would otherwise refuse."""
+    import shutil
+
+    from vaultrag.embedder import _is_unigram_folder
+
+    assert _is_unigram_folder(folder)
+    other = tmp_path / "hub-unigram"
+    shutil.copytree(folder, other)
+    tok = json.loads((other / "tokenizer.json").read_text(encoding="utf-8"))
+    tok["normalizer"] = {"type": "Precompiled", "precompiled_charsmap": "AAAA"}
+    (other / "tokenizer.json").write_text(json.dumps(tok, ensure_ascii=False), encoding="utf-8")
+    assert not _is_unigram_folder(other)

@@ -435,6 +435,9 @@ def _as_array(t):
 
 
 def _is_unigram_folder(path: Path) -> bool:
+    """A folder `scripts/build_multilingual_model.py` wrote (a Unigram model with vaultrag's flattened
+    charmap normaliser). Another Unigram model (a Model2Vec one from the hub, whose normaliser is
+    "Precompiled") stays model2vec's to load: lean_unigram reads only vaultrag_charmap."""
     import json
 
     files = model_files(path)
@@ -445,7 +448,9 @@ def _is_unigram_folder(path: Path) -> bool:
     if '"Unigram"' not in head and '"vaultrag_charmap"' not in head:
         return False
     with open(files[1], encoding="utf-8") as fh:
-        return (json.load(fh).get("model") or {}).get("type") == "Unigram"
+        tok = json.load(fh)
+    return ((tok.get("model") or {}).get("type") == "Unigram"
+            and (tok.get("normalizer") or {}).get("type") == "vaultrag_charmap")
 
 
 def _load_unigram(info: ModelInfo) -> Embedder:
