@@ -249,6 +249,14 @@ FACTORIES = {
         f"X-Api-Key: {s}", f"?access_token={s}&page=2", f"VAULT_TOKEN=s.{s}"]), s))(pick(r, ALNUM, 32)),
     "keyword-high-entropy": lambda r: (lambda s: (f"the new token is {s} (rotated monday)", s))(
         pick(r, ALNUM, 32)),
+    "password-prose": lambda r: (lambda s: (r.choice([
+        f"The wifi password is {s}.", f"the root password is `{s}`", f"Our guest network's passphrase is {s}",
+        f"- VPN pre-shared key is {s} (rotate yearly)", f"the password was {s} until March"]), s))(
+        password(r)[:16]),  # typed, not random: a 20+ random run is keyword-high-entropy's
+    "password-label": lambda r: (lambda s: (r.choice([
+        f"mot de passe : {s}", f"Passwort/Kennwort: {s}", f"hasło: {s}", f"пароль: {s}", f"密码：{s}",
+        f"contraseña = \"{s}\"", f"パスワードは {s} です", f"비밀번호: {s}", f"senha: {s}", f"şifre: {s}",
+        f"Пароль от роутера: {s}"]), s))(password(r)),
 }
 
 

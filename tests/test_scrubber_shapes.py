@@ -137,3 +137,72 @@ def test_large_and_small_texts_get_the_same_findings():
     large, large_findings = scrub(pad + body)
     assert large == pad + small and secret not in large
     assert [f.rule for f in large_findings] == [f.rule for f in small_findings] and small_findings
+
+
+# ---------------------------------------------------------------------------- how people write them in notes
+@pytest.mark.parametrize("text,secret", [
+    ("password: Tr0ub4dor&3horse", "&3horse"),                       # `&` typed into a YAML/prose value
+    ("wifi password: Tr0ub4dor&3horse is on the fridge", "&3horse"),
+    ("DB_PASSWORD=Tr0ub&dor99", "&dor99"),
+    ("The VPN pre-shared key is Blue-Falcon-7731-Orbit", "Blue-Falcon-7731-Orbit"),
+    ("The root password is hunter2-Horse-99.", "hunter2-Horse-99"),
+    ("Our WiFi password is CoffeeShop2024!", "CoffeeShop2024!"),
+    ("the default password is admin123", "admin123"),
+    ("mot de passe : Sup3rS3cret!", "Sup3rS3cret!"),
+    ("пароль: Qw3rty!2024zx", "Qw3rty!2024zx"),
+    ("密码：Abc123456xyz!", "Abc123456xyz!"),
+    ("密碼: Abc123456xyz", "Abc123456xyz"),
+    ("hasło: Zaq12wsx!", "Zaq12wsx!"),
+    ('contraseña = "Gato-Negro-77"', "Gato-Negro-77"),
+    ("パスワードは Xy7!kLm9q です", "Xy7!kLm9q"),
+    ("비밀번호: qwer1234!", "qwer1234!"),
+    ("κωδικός: Ab12cd34!", "Ab12cd34!"),
+    ("Kennwort: Geheim&2024", "Geheim&2024"),
+    ("wachtwoord = Fiets;Bel9", "Fiets;Bel9"),
+    ("AKIAS9R7HPA3ZQYQ1HXK", "AKIAS9R7HPA3ZQYQ1HXK"),              # scanners' AKIA ids use 0-9 too
+])
+def test_passwords_as_notes_write_them(text, secret):
+    clean, findings = scrub(text)
+    assert secret not in clean and findings, clean
+
+
+@pytest.mark.parametrize("text", [
+    "https://x/?password=abc123&user=me",          # the & ends a query-string value: `user=me` stays
+    "The password is stored in 1Password.",
+    "the password policy is min-12",
+    "the password is 8 characters long",
+    "The password is at least 12 chars",
+    "The password is required.",
+    "The password is the same as for the wiki",
+    "Kennwort: siehe Tresor",
+    "пароль: хранится в менеджере",
+    "密码：见密码管理器",
+    "hasło: password",
+    "Die Parole ist Blau",
+])
+def test_prose_about_passwords_stays(text):
+    clean, _ = scrub(text)
+    if "user=me" in text:
+        assert clean.endswith("&user=me"), clean
+    else:
+        assert clean == text
+
+
+def test_labels_of_other_scripts_cost_ascii_text_nothing():
+    """The non-ASCII label rule is looked up only when the text holds a non-ASCII character."""
+    from vaultrag.scrubber import engine
+
+    rules = [engine._RULES[i] for i in engine._NON_ASCII]
+    assert rules and all(r.non_ascii and r.triggers for r in rules)
+    assert all(i not in engine._UNGATED for i in engine._NON_ASCII)
+    assert not any(t in engine._GATED for r in rules for t in r.triggers)
+    assert scrub("пароль: Qw3rty!2024zx\n")[0] != "пароль: Qw3rty!2024zx\n"
+
+
+@pytest.mark.parametrize("text", [
+    "- 초기 관리자 계정의 사용자명 및 비밀번호 설정 (기본값: `admin`):",   # tldr-pages ko: a default, in brackets
+    "> 데이터 및 비밀번호 해시를 식별하는 Python3 프로그램.",              # 는 of a later verb, not of the label
+    "비밀번호는 `~/.msmtprc` 파일에 명시해야 합니다:",                      # a path
+])
+def test_korean_prose_about_passwords_stays(text):
+    assert scrub(text)[0] == text

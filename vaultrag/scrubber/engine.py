@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Callable, Iterable, Optional
 
-from . import generic, vendors  # noqa: F401  (they fill the registry)
+from . import generic, labels, vendors  # noqa: F401  (they fill the registry)
 from .rules import REGISTRY, _is_word, in_template
 
 log = logging.getLogger("vaultrag.scrubber")
@@ -47,7 +47,7 @@ GENERIC_RULES: tuple[str, ...] = tuple(n for n in RULES if n not in VENDOR_RULES
 # Each distinct trigger is looked up once per text (vendor ones only if a long run exists) and
 # selects the rules it gates.
 _SHORT_TRIGGERS = tuple(dict.fromkeys(t for r in _RULES if not r.needs_long and not r.in_token
-                                      for t in r.triggers))
+                                      and not r.non_ascii for t in r.triggers))
 # A trigger that gates only anchored rules needs no lookup of its own: those rules search for their
 # triggers with str.find anyway, which costs what the `in` test would (14 of ~50 whole-text scans).
 _SELF_GATED = frozenset(t for t in _SHORT_TRIGGERS
@@ -63,9 +63,10 @@ _TOKEN_ANY_TRIGGERS = tuple(dict.fromkeys(t for r in _RULES if not r.needs_long 
                                           for t in r.triggers))
 _GATED: dict[str, list[int]] = {}
 for _i, _r in enumerate(_RULES):
-    for _t in _r.triggers:
+    for _t in () if _r.non_ascii else _r.triggers:  # non-ASCII literals: looked up in _find
         _GATED.setdefault(_t, []).append(_i)
-_UNGATED = [i for i, r in enumerate(_RULES) if not r.triggers and not r.in_runs]
+_UNGATED = [i for i, r in enumerate(_RULES) if not r.triggers and not r.in_runs and not r.non_ascii]
+_NON_ASCII = tuple(i for i, r in enumerate(_RULES) if r.non_ascii)
 _UNGATED_LARGE = _UNGATED + [i for i, r in enumerate(_RULES)
                              if any(t in _SELF_GATED for t in r.triggers)]  # anchored: find their own
 _IN_RUNS = [i for i, r in enumerate(_RULES) if r.in_runs]
@@ -229,7 +230,7 @@ def _active(present: tuple, large: bool, has_long: bool) -> tuple:
 # Every literal looked up is ASCII without "?", so it occurs in a lowered text exactly where it
 # occurs in that text's ASCII copy with "?" for every other character: same length, same offsets,
 # and scans of one byte per character instead of two or four (git diffs, logs with emoji).
-if not all(t.isascii() and "?" not in t for r in _RULES for t in r.triggers + r.requires):
+if not all(t.isascii() and "?" not in t for r in _RULES if not r.non_ascii for t in r.triggers + r.requires):
     raise ValueError("scrubber triggers must be ASCII without '?' (see _ascii)")
 
 
@@ -264,6 +265,11 @@ def _find(text: str) -> list[tuple[int, int, str]]:
             _match_in_runs(text, long_runs, candidates)
     lookups = (first if large else None, present, _PLANNED_SHORT_LONG if has_long else _PLANNED_SHORT)
     _match_rules(text, low, _active(tuple(present), large, has_long), candidates, lookups)
+    if _NON_ASCII and not text.isascii():
+        full_low = text.lower()  # their literals are not ASCII: looked up in the text itself
+        orders = tuple(o for o in _NON_ASCII if any(t in full_low for t in _RULES[o].triggers))
+        if orders:
+            _match_rules(text, text, orders, candidates, (None, [], frozenset()))
     if not candidates:
         return candidates
     candidates.sort()

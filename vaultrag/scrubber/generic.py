@@ -125,6 +125,12 @@ def _assignment(m: re.Match) -> Optional[tuple]:
             stop += 1
         if looks_secret_value(text[a:stop]) and not looks_random(text[a:stop]):
             b = stop
+    if m.group("q") is None and text[b:b + 1] == "&":  # `password: Tr0ub4dor&3`: `&` typed in,
+        stop = b                                       # unless a query string goes on (`&user=x`)
+        while stop < len(text) and not text[stop].isspace():
+            stop += 1
+        if "=" not in text[b:stop]:
+            b = stop
     return _named(kind, judge_value(text, kind, a, b, m.group("q") is not None, sep))
 
 

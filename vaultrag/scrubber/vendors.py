@@ -162,7 +162,7 @@ for _p, _n in _GITLAB:
     _vendor("gitlab-token", r"\bgl(?:%s)-[A-Za-z0-9_-]%s(?![\w-])(?:\.[A-Za-z0-9_-]+)*" % (_p, _n),
             [f"gl{p}-" for p in _p.split("|")])
 _vendor("gitlab-token", r"\bGR1348941[A-Za-z0-9_-]{20,}", ["gr1348941"])  # runner registration
-_vendor("aws-access-key-id", r"\b(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z2-7]{16}\b",
+_vendor("aws-access-key-id", r"\b(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}\b",  # base32 in AWS; scanners take 0-9
         ["akia", "asia", "abia", "acca", "a3t"])
 _vendor("aws-secret-access-key", r"(?i:aws[\w.-]{0,20}?secret[\w.-]{0,20}?|secret_?access_?key)" + _SEP
         + r"""["']?(?P<s>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])""", ["aws", "secret_access", "secretaccess"],

@@ -1,0 +1,104 @@
+"""Passwords written the way people write them in notes: in prose, and labelled in their own language.
+
+`generic.py` finds `password: x` in every file syntax; a note also says "the wifi password is
+Tr0ub4dor&3" or "пароль: Qw3rty!24", and a vault in Polish, Chinese or Russian labels its passwords
+in Polish, Chinese or Russian. Two rules:
+- password-prose: a password word (password, passphrase, passcode, pre-shared key, PSK), at most a
+  few words, then "is" / "was" and a value that is shaped like a typed password: 6-64 characters
+  with a letter and a digit or symbol, not a placeholder, path or URL. "The password is stored in
+  1Password", "the password policy is strict" and "the password is 8 characters" stay.
+- password-label: a password label of another language (mot de passe, contraseña, senha, Kennwort,
+  hasło, heslo, wachtwoord, lösenord, salasana, şifre, parolă, пароль, 密码, パスワード, 비밀번호,
+  סיסמה, كلمة المرور, รหัสผ่าน, mật khẩu...) then `:` / `：` / `=` (or 是 / は / 는) and a value in
+  printable ASCII (a label followed by words of its own script is prose: "пароль: в менеджере").
+  Labels with a non-ASCII letter are looked up (str.find) only in texts that hold a non-ASCII
+  character (`Rule.non_ascii`), and their regex runs only where one is found.
+"""
+from __future__ import annotations
+
+import re
+from typing import Optional
+
+from .judge import is_placeholder, key_kind
+from .rules import PRIORITY_GENERIC, add
+
+MIN_PROSE_PASSWORD = 6   # chars; "is 8+" or "is abc1" in prose is a rule, not a password
+MAX_PROSE_GAP = 40       # chars between the password word and its "is" ("for the guest network")
+_SENTENCE_END = ".,;:)]}»”’"  # not "!" or "?": typed into passwords as often as they end a sentence
+# Words after the password word that make it something else than the password itself.
+_ABOUT_WORDS = frozenset("""policy policies length hint hints reset resets manager managers rule rules
+requirement requirements field fields prompt prompts strength hash hashes expiry expiration change
+changes protected protection option options setting settings file files""".split())
+
+_PROSE = (r"\b(?i:(?:wi-?fi |admin |root |user |guest |master |vpn |router |)(?:password|passwd|passphrase"
+          r"|passcode|pre-shared key|psk))(?P<gap>[^\n.;:=\"'`]{0,%d}?)[ \t]+(?i:is|was)[ \t]+"
+          r"[\"'`«“‘]?(?P<s>[^\s\"'`«»“”‘’]{%d,64})" % (MAX_PROSE_GAP, MIN_PROSE_PASSWORD))
+
+_ASCII_LABELS = ("mot de passe", "contrasena", "senha", "kennwort", "wachtwoord", "salasana", "passord",
+                 "adgangskode", "heslo", "haslo", "lozinka", "geslo", "jelszo", "sifre", "losenord",
+                 "mat khau")
+_OTHER_LABELS = ("contraseña", "hasło", "lösenord", "jelszó", "şifre", "parolă", "mật khẩu",
+                 "пароль", "парола", "лозинка", "гасло", "κωδικός πρόσβασης", "κωδικός", "סיסמה",
+                 "كلمة المرور", "كلمة السر", "رمز عبور", "गुप्तशब्द", "पासवर्ड", "รหัสผ่าน",
+                 "密码", "密碼", "口令", "パスワード", "暗証番号", "비밀번호", "암호")
+# Up to three short words may qualify the label before its colon ("пароль от роутера:", "mot de
+# passe du wifi :"); a particle (是, は, 는) only right after it ("비밀번호는", not "...식별하는").
+_SEP = (r"(?:(?:[ \t]+[^\s:：=.,;!?()\[\]{}\"'`]{1,20}){0,3}?[ \t]*[:：=]|[ \t]*(?:是|为|為|は|는|은))"
+        r"[ \t]*")
+# The value: quoted, or a run of printable ASCII (a password typed with `&`, `;` or `,` in it too).
+_LABEL_VALUE = r"""(?:(?P<q>["'`])(?P<s>[!-~ ]{1,200}?)(?P=q)|(?P<s2>[!#-&(-_a-~]{4,200}))"""
+
+
+_NOT_VALUES = ("http", "www.", "/", "~", "./", "$", "%", "<", "{", "[")
+
+
+def _typed_password(value: str) -> bool:
+    """A value a person typed as a password: a letter and a digit or symbol, not a placeholder."""
+    if is_placeholder(value) or value.startswith(_NOT_VALUES):
+        return False
+    letters = any(c.isalpha() for c in value)
+    others = any(c.isdigit() or not c.isalnum() for c in value)
+    return letters and others and not re.fullmatch(r"\d+(?:[.,:/-]\d+)*[a-zA-Z]{0,3}", value)
+
+
+def _prose(m: re.Match) -> Optional[tuple]:
+    a, b = m.span("s")
+    text = m.string
+    while b > a and text[b - 1] in _SENTENCE_END:  # the sentence's own full stop
+        b -= 1
+    gap_words = re.findall(r"[A-Za-z]+", m.group("gap"))
+    if any(w.lower() in _ABOUT_WORDS for w in gap_words[:2]):
+        return None  # "the password policy is ...", "password reset is ..."
+    value = text[a:b]
+    if len(value) < MIN_PROSE_PASSWORD or not _typed_password(value):
+        return None
+    return a, b, "password-prose"
+
+
+def _label(m: re.Match) -> Optional[tuple]:
+    quoted = m.group("q") is not None
+    a, b = m.span("s") if quoted else m.span("s2")
+    text = m.string
+    if not quoted:
+        while b > a and text[b - 1] in _SENTENCE_END:
+            b -= 1
+    value = text[a:b]
+    if len(value) < 4 or is_placeholder(value) or key_kind(value) or value.startswith(_NOT_VALUES):
+        return None  # `hasło: password`, a variable's name, a path, or a marker of an earlier pass
+    if not quoted and not any(c.isdigit() or not c.isalnum() for c in value) and text[b:b + 1] == " " \
+            and text[b + 1:b + 2].isalpha():
+        return None  # an ASCII word followed by more words: prose ("Kennwort: siehe Tresor")
+    return a, b, "password-label"
+
+
+def _labels(labels: tuple) -> str:
+    return "|".join(re.escape(label).replace(r"\ ", "[ \t]") for label in sorted(labels, key=len, reverse=True))
+
+
+add("password-prose", _PROSE, ["password", "passwd", "passphrase", "passcode", "pre-shared", "psk"], _prose,
+    needs_long=False, vendor=False, anchored=False, priority=PRIORITY_GENERIC, one_line=True)
+add("password-label", r"\b(?i:%s)%s%s" % (_labels(_ASCII_LABELS), _SEP, _LABEL_VALUE), _ASCII_LABELS, _label,
+    needs_long=False, vendor=False, anchored=True, priority=PRIORITY_GENERIC, line_needs=":=")
+add("password-label", r"(?<!\w)(?i:%s)%s%s" % (_labels(_OTHER_LABELS), _SEP, _LABEL_VALUE),
+    tuple(dict.fromkeys(label.lower() for label in _OTHER_LABELS)), _label,
+    needs_long=False, vendor=False, anchored=False, priority=PRIORITY_GENERIC, non_ascii=True)
