@@ -2,7 +2,8 @@ r"""Credential scrubber: text -> (clean text, findings). Pure, standard library 
 
 Layout: `judge` (placeholder / randomness / key-name judgements), `rules` (the rule type, its
 registry and the match checks), `vendors` (prefix-and-shape rules, `PREFIXED` table), `generic`
-(context rules: assignments in every syntax, URLs, flags, headers, keys), `engine` (scrub()).
+(context rules: assignments in every syntax, URLs, flags, headers, keys), `labels` (passwords in
+prose and under labels of other languages), `engine` (scrub()).
 
 Everything vaultrag stores or injects passes through `scrub` first: the raw note before it is parsed
 (so headings, frontmatter, FTS rows, vectors and citations never see a secret), hook tool output, and
@@ -44,7 +45,8 @@ Choices, and why:
   32+ high-entropy chars that is not a digest-length hex string, not labelled as a hash/id/etag/
   signature on its line and not a path. Anything else unnamed (certificates, SRI hashes, SSH public
   keys, lock files, base64 images) is left alone, as are public identifiers (Stripe pk_, Twilio AC
-  SIDs, AWS AIDA/AROA ids) and bare prose "the password is x".
+  SIDs, AWS AIDA/AROA ids). Prose is `labels`' business: "the wifi password is X" when X is shaped
+  like a typed password, and password labels of other languages (`пароль: X`, `密码：X`, `hasło: X`).
 - A secret found once is redacted wherever the same value (12+ chars) repeats in the text.
 - Idempotent: no rule matches a marker, and scrub re-runs until nothing new fires (MAX_PASSES).
 - Fast path (exact: the same output as running every gated rule over the whole text): each rule is
