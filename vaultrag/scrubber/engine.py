@@ -240,7 +240,8 @@ def _ascii(low: str) -> str:
 
 def _find(text: str) -> list[tuple[int, int, str]]:
     """Non-overlapping (start, end, rule) spans: earliest first, then longest, then rule order."""
-    low = _ascii(text.lower())
+    lowered = text.lower()
+    low = _ascii(lowered)
     large = len(text) >= SELF_GATE_MIN_CHARS
     first: dict[str, int] = {}
     plans = _plans()
@@ -266,8 +267,8 @@ def _find(text: str) -> list[tuple[int, int, str]]:
     lookups = (first if large else None, present, _PLANNED_SHORT_LONG if has_long else _PLANNED_SHORT)
     _match_rules(text, low, _active(tuple(present), large, has_long), candidates, lookups)
     if _NON_ASCII and not text.isascii():
-        full_low = text.lower()  # their literals are not ASCII: looked up in the text itself
-        orders = tuple(o for o in _NON_ASCII if any(t in full_low for t in _RULES[o].triggers))
+        # their literals are not ASCII: looked up in the lowered text itself, not in its ASCII copy
+        orders = tuple(o for o in _NON_ASCII if any(t in lowered for t in _RULES[o].triggers))
         if orders:
             _match_rules(text, text, orders, candidates, (None, [], frozenset()))
     if not candidates:

@@ -61,11 +61,16 @@ def _typed_password(value: str) -> bool:
     return letters and others and not re.fullmatch(r"\d+(?:[.,:/-]\d+)*[a-zA-Z]{0,3}", value)
 
 
-def _prose(m: re.Match) -> Optional[tuple]:
-    a, b = m.span("s")
-    text = m.string
-    while b > a and text[b - 1] in _SENTENCE_END:  # the sentence's own full stop
+def _without_sentence_end(text: str, a: int, b: int) -> tuple[int, int]:
+    """The span (a, b) without the sentence's own full stop or closing bracket after the value."""
+    while b > a and text[b - 1] in _SENTENCE_END:
         b -= 1
+    return a, b
+
+
+def _prose(m: re.Match) -> Optional[tuple]:
+    text = m.string
+    a, b = _without_sentence_end(text, *m.span("s"))
     gap_words = re.findall(r"[A-Za-z]+", m.group("gap"))
     if any(w.lower() in _ABOUT_WORDS for w in gap_words[:2]):
         return None  # "the password policy is ...", "password reset is ..."
@@ -80,8 +85,7 @@ def _label(m: re.Match) -> Optional[tuple]:
     a, b = m.span("s") if quoted else m.span("s2")
     text = m.string
     if not quoted:
-        while b > a and text[b - 1] in _SENTENCE_END:
-            b -= 1
+        a, b = _without_sentence_end(text, a, b)
     value = text[a:b]
     if len(value) < 4 or is_placeholder(value) or key_kind(value) or value.startswith(_NOT_VALUES):
         return None  # `hasło: password`, a variable's name, a path, or a marker of an earlier pass
