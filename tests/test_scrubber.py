@@ -256,7 +256,20 @@ FACTORIES = {
     "password-label": lambda r: (lambda s: (r.choice([
         f"mot de passe : {s}", f"Passwort/Kennwort: {s}", f"hasło: {s}", f"пароль: {s}", f"密码：{s}",
         f"contraseña = \"{s}\"", f"パスワードは {s} です", f"비밀번호: {s}", f"senha: {s}", f"şifre: {s}",
-        f"Пароль от роутера: {s}"]), s))(password(r)),
+        f"Пароль от роутера: {s}", f"Le mot de passe du routeur est {s}", f"Das Passwort lautet {s}",
+        f"admin password (basic auth): {s}", f"Passphrase - {s}", f"пароль — {s}"]), s))(password(r)),
+    "table-password": lambda r: (lambda s: (r.choice([
+        f"| service | user | password |\n|---|---|---|\n| grafana | admin | {s} |",
+        f"Accounts:\n\n| Host | **Passwort** | Notes |\n| :--- | :---: | --- |\n| nas | `{s}` | old |\n| x | - | |",
+        f"|名前|密码|\n|-|-|\n|wifi|{s}|"]), s))(password(r)),
+    "table-secret": lambda r: (lambda s: (f"| name | API token |\n| --- | --- |\n| ci | {s} |", s))(pick(r, ALNUM, 32)),
+    "wifi-password": lambda r: (lambda s: (f"QR: WIFI:S:Home {r.randint(1, 9)};T:WPA;P:{s};H:false;;", s))(password(r)),
+    "seed-phrase": lambda r: (lambda s: (f"{r.choice(['Recovery phrase', 'seed words', 'mnemonic'])}: {s}", s))(
+        " ".join(pick(r, string.ascii_lowercase, r.randint(3, 8)) for _ in range(r.choice([12, 24])))),
+    "password-hash": lambda r: (lambda s: (f"admin:{s}", s))(r.choice([
+        f"$apr1${pick(r, ALNUM, 8)}${pick(r, ALNUM + './', 22)}", f"$2y$10${pick(r, ALNUM + './', 53)}",
+        f"$6${pick(r, ALNUM, 16)}${pick(r, ALNUM + './', 86)}"])),
+    "credential-pair": lambda r: (lambda s: (f"login: alice / {s}", s))(password(r)),
 }
 
 

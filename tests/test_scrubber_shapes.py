@@ -206,3 +206,68 @@ def test_labels_of_other_scripts_cost_ascii_text_nothing():
 ])
 def test_korean_prose_about_passwords_stays(text):
     assert scrub(text)[0] == text
+
+
+# ---------------------------------------------------------------------------- shapes without a `name = value`
+@pytest.mark.parametrize("text,secret", [
+    ("| service | user | password |\n|---|---|---|\n| grafana | admin | Zx7rrbhecfd5# |\n| nas | root | Pl4net&Moon |",
+     ("Zx7rrbhecfd5#", "Pl4net&Moon")),
+    ("| host | pwd | token |\n| --- | --- | --- |\n| a | `Qq1!wwee` | Xk3mP9qLr7TzW2vN8bYc4dHs6fGj1aKe |",
+     ("Qq1!wwee", "Xk3mP9qLr7TzW2vN8bYc4dHs6fGj1aKe")),
+    ("| Konto | Passwort |\n|:--|:--|\n| Router | Blau-Wal-42 |", ("Blau-Wal-42",)),
+    ("|사이트|비밀번호|\n|-|-|\n|메일|qwer1234!|", ("qwer1234!",)),
+    ("WIFI:S:Home Net;T:WPA;P:w1f1-Pa55word;;", ("w1f1-Pa55word",)),
+    ("WIFI:T:WPA;S:cafe;P:semi\\;colon99;H:true;;", ("semi\\;colon99",)),
+    ("Recovery phrase: legal winner thank year wave sausage worth useful legal winner thank yellow",
+     ("legal winner thank year wave sausage worth useful legal winner thank yellow",)),
+    ("admin:$apr1$YVetgDQt$fP/LAAOoSCcEFc2IzyBVQ4", ("$apr1$YVetgDQt$fP/LAAOoSCcEFc2IzyBVQ4",)),
+    ("user: $2y$10$" + "N9qo8uLOickgx2ZMRZoMyeIjZAgcfl7p92ldGxad68LJZdL17lhWy", ("N9qo8uLOickgx2ZMRZoMye",)),
+    ("login: alice / Ch2yoSXUzV1!", ("Ch2yoSXUzV1!",)),
+    ("Le mot de passe du routeur est lyyTf98wlCYh", ("lyyTf98wlCYh",)),
+    ("Das Passwort lautet Sommer2024!", ("Sommer2024!",)),
+    ("admin password (basic auth): Bluejv65ai!", ("Bluejv65ai!",)),
+    ("Passphrase - Gr33ntRpIr", ("Gr33ntRpIr",)),
+    ("пароль от почты — Zima2024!", ("Zima2024!",)),
+])
+def test_credentials_without_a_key_name(text, secret):
+    clean, findings = scrub(text)
+    assert findings and not any(s in clean for s in secret), clean
+    assert clean.count("\n") == text.count("\n")
+
+
+@pytest.mark.parametrize("text", [
+    "| Key | Action |\n|---|---|\n| Ctrl+C | copy |\n| `Ctrl+Shift+P` | command palette |",
+    "| Token | Meaning |\n|---|---|\n| `IDENT` | an identifier |\n| `NUM42` | a number |",
+    "| Password | Notes |\n|---|---|\n| see 1Password | rotate yearly |\n| — | none |",
+    "| Password policy | Value |\n|---|---|\n| min length | 12 |",
+    "| secret name | namespace |\n|---|---|\n| db-creds | prod |",
+    "Mnemonic: the name the assembler uses for an opcode of the machine and its operands here",
+    "seed: 42",
+    "The password - if any - is set in the UI.",
+    "Das Passwort ist geheim.",
+    "mot de passe - voir le coffre",
+    "login: alice / see the wiki",
+    "echo $1$2 and $6$HOME",
+    "Encode as WIFI:S:<ssid>;T:<WPA|WEP>;P:<password>;;",
+])
+def test_shapes_leave_prose_alone(text):
+    assert scrub(text)[0] == text
+
+
+@pytest.mark.parametrize("text", [
+    "the password policy is Strict-12",
+    "Die Passwort Regeln lautet: min-12",
+    "la password è obbligatoria",
+    "wachtwoord is verplicht",
+])
+def test_copula_labels_leave_prose_about_passwords(text):
+    assert scrub(text)[0] == text
+
+
+@pytest.mark.parametrize("text,secret", [
+    ("la password del wifi è Gatto-Nero-77", "Gatto-Nero-77"),
+    ("het wachtwoord is Fiets;Bel9", "Fiets;Bel9"),
+])
+def test_copula_labels(text, secret):
+    clean, findings = scrub(text)
+    assert findings and secret not in clean, clean

@@ -3,7 +3,9 @@ r"""Credential scrubber: text -> (clean text, findings). Pure, standard library 
 Layout: `judge` (placeholder / randomness / key-name judgements), `rules` (the rule type, its
 registry and the match checks), `vendors` (prefix-and-shape rules, `PREFIXED` table), `generic`
 (context rules: assignments in every syntax, URLs, flags, headers, keys), `labels` (passwords in
-prose and under labels of other languages), `engine` (scrub()).
+prose and under labels of other languages, after a colon, a dash or a copula), `shapes` (credentials
+with no key name: Markdown table columns, Wi-Fi QR strings, seed phrases, crypt(3) hashes, `login:
+user / password`), `engine` (scrub()).
 
 Everything vaultrag stores or injects passes through `scrub` first: the raw note before it is parsed
 (so headings, frontmatter, FTS rows, vectors and citations never see a secret), hook tool output, and

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Callable, Iterable, Optional
 
-from . import generic, labels, vendors  # noqa: F401  (they fill the registry)
+from . import generic, labels, shapes, vendors  # noqa: F401  (they fill the registry)
 from .rules import REGISTRY, _is_word, in_template
 
 log = logging.getLogger("vaultrag.scrubber")
@@ -316,8 +316,11 @@ def _match_rules(text: str, low: str, orders: tuple, candidates: list, lookups: 
                 found = [m for m in found if not (m.start() and _is_word(text[m.start() - 1]))]
         for m in found:
             span = rule.check(m)
-            if span and span[1] > span[0] and (rule.vendor or not in_template(text, span[0])):
-                candidates.append((span[0], -span[1], order, span[2] if len(span) > 2 else rule.name))
+            if not span:
+                continue
+            for span in (span if isinstance(span, list) else (span,)):  # a table: one span per row
+                if span[1] > span[0] and (rule.vendor or not in_template(text, span[0])):
+                    candidates.append((span[0], -span[1], order, span[2] if len(span) > 2 else rule.name))
 
 
 MIN_REPEAT_CHARS = 12  # a found secret seen again elsewhere in the text (a later curl line, a second

@@ -43,8 +43,15 @@ _OTHER_LABELS = ("contraseña", "hasło", "lösenord", "jelszó", "şifre", "par
                  "密码", "密碼", "口令", "パスワード", "暗証番号", "비밀번호", "암호")
 # Up to three short words may qualify the label before its colon ("пароль от роутера:", "mot de
 # passe du wifi :"); a particle (是, は, 는) only right after it ("비밀번호는", not "...식별하는").
-_SEP = (r"(?:(?:[ \t]+[^\s:：=.,;!?()\[\]{}\"'`]{1,20}){0,3}?[ \t]*[:：=]|[ \t]*(?:是|为|為|は|는|은))"
-        r"[ \t]*")
+_QUALIFIERS = r"(?:[ \t]+[^\s:：=.,;!?()\[\]{}\"'`]{1,20}){0,3}?"
+_SEP = r"(?:%s[ \t]*[:：=]|[ \t]*(?:是|为|為|は|는|은))[ \t]*" % _QUALIFIERS
+# A dash or a copula ("mot de passe du routeur est X", "Passwort lautet X", "пароль — X",
+# "admin password (basic auth): X") is prose: the value must then look typed (`_typed_password`).
+_COPULAS = "est|ist|lautet|es|é|è|is|jest|to|je|är|er|on|este|là|adalah|είναι|это"
+_PROSE_SEP = r"(?P<qual>%s)[ \t]+(?P<cop>[-–—]|(?i:%s))[ \t]+" % (_QUALIFIERS, _COPULAS)
+# Under a copula, the words that name a password in languages whose colon form generic.py reads.
+_PROSE_LABELS = _ASCII_LABELS + ("password", "passwort", "parola")
+_ENGLISH_SEP = r"(?:[ \t]*\((?P<cop>[^()\n]{1,40})\)[ \t]*[:=]|[ \t]+(?P<cop2>[-–—]))[ \t]+"
 # The value: quoted, or a run of printable ASCII (a password typed with `&`, `;` or `,` in it too).
 _LABEL_VALUE = r"""(?:(?P<q>["'`])(?P<s>[!-~ ]{1,200}?)(?P=q)|(?P<s2>[!#-&(-_a-~]{4,200}))"""
 
@@ -92,6 +99,11 @@ def _label(m: re.Match) -> Optional[tuple]:
     if not quoted and not any(c.isdigit() or not c.isalnum() for c in value) and text[b:b + 1] == " " \
             and text[b + 1:b + 2].isalpha():
         return None  # an ASCII word followed by more words: prose ("Kennwort: siehe Tresor")
+    if any(g in m.re.groupindex and m.group(g) is not None for g in ("cop", "cop2")) \
+            and (len(value) < MIN_PROSE_PASSWORD or not _typed_password(value)
+                 or ("qual" in m.re.groupindex and m.group("qual") is not None
+                     and any(w.lower() in _ABOUT_WORDS for w in m.group("qual").split()))):
+        return None  # "das Passwort ist geheim", "mot de passe - voir le coffre", "password policy is X"
     return a, b, "password-label"
 
 
@@ -103,6 +115,11 @@ add("password-prose", _PROSE, ["password", "passwd", "passphrase", "passcode", "
     needs_long=False, vendor=False, anchored=False, priority=PRIORITY_GENERIC, one_line=True)
 add("password-label", r"\b(?i:%s)%s%s" % (_labels(_ASCII_LABELS), _SEP, _LABEL_VALUE), _ASCII_LABELS, _label,
     needs_long=False, vendor=False, anchored=True, priority=PRIORITY_GENERIC, line_needs=":=")
-add("password-label", r"(?<!\w)(?i:%s)%s%s" % (_labels(_OTHER_LABELS), _SEP, _LABEL_VALUE),
+add("password-label", r"\b(?i:%s)%s%s" % (_labels(_PROSE_LABELS), _PROSE_SEP, _LABEL_VALUE), _PROSE_LABELS,
+    _label, needs_long=False, vendor=False, anchored=True, priority=PRIORITY_GENERIC)
+add("password-label", r"\b(?i:(?:wi-?fi |admin |root |user |guest |master |vpn |router |)(?:password|passwd"
+    r"|passphrase|passcode))%s%s" % (_ENGLISH_SEP, _LABEL_VALUE), ["password", "passwd", "passphrase", "passcode"],
+    _label, needs_long=False, vendor=False, anchored=False, priority=PRIORITY_GENERIC, one_line=True)
+add("password-label", r"(?<!\w)(?i:%s)(?:%s|%s)%s" % (_labels(_OTHER_LABELS), _SEP, _PROSE_SEP, _LABEL_VALUE),
     tuple(dict.fromkeys(label.lower() for label in _OTHER_LABELS)), _label,
     needs_long=False, vendor=False, anchored=False, priority=PRIORITY_GENERIC, non_ascii=True)

@@ -1,0 +1,106 @@
+"""Credentials that notes hold without a `name = value` around them.
+
+- table-password / table-secret: a Markdown table whose header names a password, secret or token
+  column (`| service | user | password |`): each row's cell in that column, judged as the named
+  value would be (typed-password shape for passwords, `looks_secret_value` for secrets). Header
+  names are judged by `key_kind` ("Password policy", "Token type" are not secret columns).
+- wifi-password: the `P:` field of a Wi-Fi QR string (`WIFI:S:net;T:WPA;P:secret;;`).
+- seed-phrase: a wallet's recovery phrase under its label: 12, 15, 18, 21 or 24 lower-case words
+  of 3-8 letters (BIP-39 words all are; prose has short words such as "of", "a", "to").
+- password-hash: crypt(3) strings (`$2y$10$...`, `$apr1$`, `$1$`, `$5$`, `$6$`, `$y$`, `$argon2id$`)
+  as htpasswd, /etc/shadow and app configs hold them: crackable offline, so not stored either.
+- credential-pair: `login: alice / Tr0ub4dor&3` (a user, a slash, a typed password).
+"""
+from __future__ import annotations
+
+import re
+from typing import Optional
+
+from .judge import is_placeholder, key_kind, looks_random, looks_secret_value
+from .labels import _ASCII_LABELS, _OTHER_LABELS, _typed_password
+from .rules import PRIORITY_GENERIC, add, literal
+
+SEED_WORDS = (12, 15, 18, 21, 24)
+_LABEL_CELLS = frozenset(label.lower() for label in _ASCII_LABELS + _OTHER_LABELS)
+_CELL_MARKUP = "*_`~ \t"
+_TABLE = (r"(?m)^(?P<h>[ \t]*\|[^\n]*\|[ \t]*)\n[ \t]*\|[ \t]*:?-+:?[ \t]*(?:\|[ \t]*:?-+:?[ \t]*)*\|?[ \t]*\n"
+          r"(?P<body>(?:[ \t]*\|[^\n]*(?:\n|\Z))+)")
+
+
+def _cells(line: str, offset: int) -> list[tuple[int, int]]:
+    """(start, end) of each cell's text between unescaped pipes, markup and spaces trimmed."""
+    bounds = [i for i, c in enumerate(line) if c == "|" and (i == 0 or line[i - 1] != "\\")]
+    out = []
+    for a, b in zip(bounds, bounds[1:]):
+        a += 1
+        while a < b and line[a] in _CELL_MARKUP:
+            a += 1
+        while b > a and line[b - 1] in _CELL_MARKUP:
+            b -= 1
+        out.append((offset + a, offset + b))
+    return out
+
+
+def _column_kind(name: str) -> Optional[str]:
+    name = name.strip(_CELL_MARKUP).lower()
+    if name in _LABEL_CELLS:
+        return "password"
+    if not name or len(name) > 40 or not re.fullmatch(r"[a-z0-9 _/-]+", name):
+        return None
+    return key_kind(re.sub(r"[ /-]+", "_", name))
+
+
+def _table(m: re.Match) -> Optional[list]:
+    text = m.string
+    header = _cells(m.group("h"), m.start("h"))
+    kinds = {i: kind for i, (a, b) in enumerate(header) if (kind := _column_kind(text[a:b]))}
+    if not kinds:
+        return None
+    spans, pos = [], m.start("body")
+    for line in m.group("body").split("\n"):
+        cells = _cells(line, pos)
+        pos += len(line) + 1
+        for i, kind in kinds.items():
+            if i >= len(cells):
+                continue
+            a, b = cells[i]
+            value = text[a:b]
+            if (len(value) < 4 or any(c.isspace() for c in value) or is_placeholder(value)
+                    or value.startswith("[REDACTED")):
+                continue
+            if looks_secret_value(value) if kind == "secret" else (_typed_password(value) or looks_random(value)):
+                spans.append((a, b, "table-password" if kind == "password" else "table-secret"))
+    return spans or None
+
+
+def _seed(m: re.Match) -> Optional[tuple]:
+    return m.span("s") if len(m.group("s").split()) in SEED_WORDS else None
+
+
+def _pair(m: re.Match) -> Optional[tuple]:
+    a, b = m.span("s")
+    value = m.string[a:b].rstrip(".,;)")
+    return (a, a + len(value)) if len(value) >= 6 and _typed_password(value) else None
+
+
+_HASH_ALPHABET = "[./A-Za-z0-9]"
+_TABLE_ASCII = ["password", "passwd", "pwd", "pass", "secret", "token", "key", "credential"]
+add("table-password", _TABLE, _TABLE_ASCII + sorted(t for t in _LABEL_CELLS if t.isascii()), _table,
+    needs_long=False, vendor=False, anchored=False, priority=PRIORITY_GENERIC, names=("table-secret",),
+    requires=("|-", "| -", "|:", "| :"))
+add("table-password", _TABLE, sorted(t for t in _LABEL_CELLS if not t.isascii()), _table, needs_long=False,
+    vendor=False, anchored=False, priority=PRIORITY_GENERIC, names=("table-secret",), non_ascii=True)
+add("wifi-password", r"WIFI:(?:[A-Z]:(?:\\.|[^;\\\n])*;)*?P:(?P<s>(?:\\.|[^;\\\n])+)", ["wifi:"], literal,
+    needs_long=False, vendor=False, anchored=False, priority=PRIORITY_GENERIC, one_line=True)
+add("seed-phrase", r"\b(?i:(?:secret |wallet |)(?:recovery|seed|backup|mnemonic) (?:phrase|words|seed)|mnemonic|seed)"
+    r"[ \t]*[:=：][ \t]*(?P<s>[a-z]{3,8}(?:[ \t]+[a-z]{3,8}){11,23})\b",
+    ["seed", "mnemonic", "recovery phrase", "recovery words", "backup phrase", "backup words"], _seed,
+    needs_long=False, vendor=False, anchored=False, priority=PRIORITY_GENERIC, one_line=True)
+add("password-hash", r"(?<![\w$])\$(?:2[abxy]?\$\d\d\$%(a)s{53}|(?:1|apr1)\$%(a)s{1,8}\$%(a)s{22}"
+    r"|[56]\$(?:rounds=\d+\$)?%(a)s{1,16}\$%(a)s{43}(?:%(a)s{43})?|y\$%(a)s+\$%(a)s+\$%(a)s{43}"
+    r"|argon2(?:id|i|d)\$v=\d+\$m=\d+,t=\d+,p=\d+\$[A-Za-z0-9+/]{11,}\$[A-Za-z0-9+/]{16,})" % {"a": _HASH_ALPHABET},
+    ["$2a$", "$2b$", "$2x$", "$2y$", "$1$", "$apr1$", "$5$", "$6$", "$y$", "$argon2"], literal,
+    needs_long=False, vendor=False, anchored=False, priority=PRIORITY_GENERIC, one_line=True)
+add("credential-pair", r"\b(?i:login|credentials|creds|account)[ \t]*[:=：][ \t]*[\w.@+-]{1,64}[ \t]+/[ \t]+"
+    r"(?P<s>[!-~]{6,64})", ["login", "credentials", "creds", "account"], _pair, needs_long=False, vendor=False,
+    anchored=False, priority=PRIORITY_GENERIC, one_line=True)
