@@ -37,6 +37,7 @@ PROMPTS = ROOT / "benchmarks" / "prompts"
 OUT = ROOT / "benchmarks" / "results" / "inject.md"
 SEED = 13
 TLDR_QUESTIONS = 200
+PAIRS = 150  # two-question prompts per vault (--pairs)
 FORCE_CALIBRATION = False
 DUMP = False
 _EXAMPLE_RE = re.compile(r"^- (.+?):?\s*$")
@@ -102,6 +103,26 @@ def tldr_answerable(vault: Path, n: int = TLDR_QUESTIONS) -> dict[str, list[tupl
     return {"example questions": out}
 
 
+def _two(a: str, b: str) -> str:
+    return f"{a.rstrip(' ?.')}? {b[:1].upper() + b[1:].rstrip(' ?.')}?"
+
+
+def paired(answerable: dict, off: dict, n: int = PAIRS) -> tuple[dict, dict]:
+    """Two questions in one prompt ("how do I X? And where is Y?"): pairs of answerable prompts of
+    different notes (right: either note cited; `both` counts prompts citing both) and pairs of
+    off-topic prompts (any block is a false positive). Fixed seed."""
+    rng = random.Random(SEED)
+    items = [it for v in answerable.values() for it in v]
+    pairs = []
+    while items and len(pairs) < n:
+        (qa, ra), (qb, rb) = rng.sample(items, 2)
+        if not ra & rb:
+            pairs.append((_two(qa, qb), ra | rb, (ra, rb)))
+    offs = [q for v in off.values() for q in v]
+    off_pairs = [_two(*rng.sample(offs, 2)) for _ in range(min(n, len(offs)))] if len(offs) > 1 else []
+    return {"two questions": pairs}, {"two off-topic prompts": off_pairs}
+
+
 def build_index(vault: Path, db: Path | None, work: Path, name: str):
     from vaultrag.config import load_config
     from vaultrag.indexer import reindex
@@ -159,19 +180,21 @@ def run_vault(label: str, cfg, answerable: dict, off: dict, rows: list) -> dict:
     with Store(cfg.db_path(), readonly=True) as store:
         n_chunks = store.chunk_count()
         for kind, items in answerable.items():
-            ok = got_block = 0
-            for text, right in items:
+            ok = got_block = both = 0
+            for text, right, *parts in items:
                 block, ev = injected(text, cfg, store)
                 cited = set(re.findall(r"^Source: (.+?\.md):L\d+", block, flags=re.M))
                 hit = bool(cited & right)
                 ok += hit
                 got_block += bool(block)
+                both += bool(parts) and all(cited & r for r in parts[0])
                 row = {"vault": label, "set": kind, "answerable": True, "prompt": text, "block": bool(block),
                        "right": hit, **ev}
                 if DUMP and not block:  # would the block have cited it, injected anyway? (for tuning)
                     row["right_if_injected"] = bool(right & cited_ungated(text, cfg, store))
                 rows.append(row)
-            res["answerable"][kind] = {"n": len(items), "right_note": ok, "block": got_block}
+            res["answerable"][kind] = {"n": len(items), "right_note": ok, "block": got_block,
+                                       **({"both_notes": both} if items and len(items[0]) > 2 else {})}
         for kind, items in off.items():
             got = 0
             for text in items:
@@ -201,7 +224,8 @@ def render(results: dict, cmd: str) -> str:
               f"**{ob}/{on} = {ob / max(1, on):.1%}**.", "",
               "| prompts | n | got a block | right note cited |", "|---|---|---|---|"]
         for k, v in a.items():
-            L.append(f"| answerable: {k} | {v['n']} | {v['block']} | {v['right_note']} ({v['right_note'] / max(1, v['n']):.1%}) |")
+            both = f"; both notes {v['both_notes']} ({v['both_notes'] / max(1, v['n']):.1%})" if "both_notes" in v else ""
+            L.append(f"| answerable: {k} | {v['n']} | {v['block']} | {v['right_note']} ({v['right_note'] / max(1, v['n']):.1%}){both} |")
         for k, v in o.items():
             L.append(f"| off-topic: {k} | {v['n']} | {v['block']} ({v['block'] / max(1, v['n']):.1%}) | — |")
         L.append("")
@@ -274,6 +298,13 @@ def latency_prompts(tldr: Path, n: int) -> list[str]:
             + commit_subjects_sqlite_utils()[:n])
 
 
+def _sets(answerable: dict, off: dict, a) -> tuple[dict, dict]:
+    if not (a.pairs or a.only_pairs):
+        return answerable, off
+    two, two_off = paired(answerable, off)
+    return (two, two_off) if a.only_pairs else ({**answerable, **two}, {**off, **two_off})
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--obs-db", type=Path, help="existing index of obsidian-help en (else built)")
@@ -286,6 +317,9 @@ def main() -> int:
                     help="only time the fresh-process hook on the tldr index (needs --tldr and --tldr-db)")
     ap.add_argument("--baseline-src", type=Path, help="with --latency: an older checkout to time side by side")
     ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--pairs", action="store_true",
+                    help="also two-question prompts: pairs of answerable prompts, pairs of off-topic ones")
+    ap.add_argument("--only-pairs", action="store_true", help="only the two-question prompts (implies --pairs)")
     ap.add_argument("--cpu-child", action="store_true", help=argparse.SUPPRESS)
     a = ap.parse_args()
     if a.cpu_child:
@@ -319,7 +353,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="vaultrag-inject-") as tmp:
         work = Path(tmp)
         cfg = build_index(obs, a.obs_db, work, "obsidian-help-en")
-        results["obsidian-help en (small)"] = run_vault("obs-en", cfg, obs_answerable(), off, rows)
+        results["obsidian-help en (small)"] = run_vault("obs-en", cfg, *_sets(obs_answerable(), off, a), rows)
         if not a.skip_tldr:
             tldr = a.tldr
             if tldr is None:
@@ -327,12 +361,14 @@ def main() -> int:
                 tldr.mkdir()
                 subprocess.run(["tar", "-xzf", str(SHARED / "corpora" / "tldr-pages.tar.gz"), "-C", str(tldr)], check=True)
             cfg = build_index(tldr, a.tldr_db, work, "tldr")
-            results["tldr-pages (large)"] = run_vault("tldr", cfg, tldr_answerable(tldr), off, rows)
+            results["tldr-pages (large)"] = run_vault("tldr", cfg, *_sets(tldr_answerable(tldr), off, a), rows)
     if a.dump:
         a.dump.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
-    text = render(results, "HF_HUB_OFFLINE=1 .venv/bin/python benchmarks/inject_eval.py")
-    OUT.parent.mkdir(parents=True, exist_ok=True)
-    OUT.write_text(text + "\n", encoding="utf-8")
+    flags = " --pairs" if a.pairs else " --only-pairs" if a.only_pairs else ""
+    text = render(results, "HF_HUB_OFFLINE=1 .venv/bin/python benchmarks/inject_eval.py" + flags)
+    if not a.only_pairs:  # the report holds the standard sets
+        OUT.parent.mkdir(parents=True, exist_ok=True)
+        OUT.write_text(text + "\n", encoding="utf-8")
     print(text)
     return 0
 

@@ -14,6 +14,7 @@ from vaultrag.retrieve import inject
 from vaultrag.retrieve.inject import (META_KEY, MIN_SCORE, Calibration, decide, hook_answer, needs_recalibration,
                                       prompt_kind, quantile)
 from vaultrag.retrieve.null_prompts import all_prompts
+from vaultrag.frozen import replace
 from vaultrag.store import Store
 
 
@@ -128,3 +129,58 @@ def test_coding_prompts_do_not_pull_in_help_pages(tmp_path):
         assert ans.status == "ok", (p, ans.evidence)
         assert note in [h.path for h in ans.hits][:3], (p, [h.path for h in ans.hits])
     assert inject.NULL_QUANTILE < 1.0
+
+
+@pytest.mark.parametrize("prompt,parts", [
+    ("how do I restore a backup? And where do alerts go?", ["how do I restore a backup?", "And where do alerts go?"]),
+    ("what is the VPN key? how long are snapshots kept? thanks", ["what is the VPN key?", "how long are snapshots kept? thanks"]),
+    ("如何恢复备份？警报发到哪里？", ["如何恢复备份？", "警报发到哪里？"]),
+    ("how long are daily snapshots kept?", []),
+    ("Fix the test. Why does it fail?", []),
+    ("Why? How?", []),
+    ("", []),
+])
+def test_questions_of_a_prompt(prompt, parts):
+    assert inject.questions(prompt) == parts
+
+
+def test_a_prompt_of_several_questions_is_decided_question_by_question(vault, cfg_for):
+    """The whole prompt is a coding instruction (its kind's threshold is never met here); of its two
+    questions the one about the notes is injected on its own, the other is not."""
+    cfg = cfg_for(vault)
+    reindex(cfg)
+    cal = Calibration({"code": 99.0, "topic": 0.1}, 15, 1, 0.0, split={"code": [99.0, 99.0], "topic": [0.1, 0.1]})
+    with Store(cfg.db_path()) as s, s.transaction():
+        s.set_meta(META_KEY, replace(cal, chunks=s.chunk_count()).to_json())
+    prompt = "can you fix the typo in README.md? how long are daily snapshots kept?"
+    assert decide(search(prompt, cfg), prompt, Calibration({"code": 99.0, "topic": 0.1}, 1, 1, 0.0)).kind == "code"
+    ans = hook_answer(prompt, cfg, max_tokens=400)
+    assert ans.status == "ok" and ans.query == prompt
+    assert "Projects/Backup plan.md" in [h.path for h in ans.hits]
+    d = ans.evidence["inject"]
+    assert d["inject"] and d["reason"] == "questions"
+    assert [q["inject"] for q in d["questions"]] == [False, True]
+    assert sum(h.tokens for h in ans.hits) <= 400
+    alone = hook_answer("can you fix the typo in README.md? and run the linter on the tests?", cfg)
+    assert alone.status == "no_evidence" and len(alone.evidence["inject"]["questions"]) == 2
+    # a calibration stored before `split`: no question-by-question decisions, and remeasured
+    with Store(cfg.db_path()) as s, s.transaction():
+        s.set_meta(META_KEY, replace(cal, chunks=s.chunk_count(), split=None).to_json())
+        assert needs_recalibration(s)
+    assert hook_answer(prompt, cfg).status == "no_evidence"
+
+
+def test_question_thresholds_are_stricter_and_stored(vault, cfg_for):
+    cfg = cfg_for(vault)
+    reindex(cfg)
+    with Store(cfg.db_path()) as s:
+        cal = Calibration.from_json(s.get_meta(META_KEY))
+        assert not needs_recalibration(s)
+    assert cal.split and set(cal.split) == set(cal.thresholds)
+    for kind, (two, three) in cal.split.items():
+        assert cal.thresholds[kind] <= two <= three
+        assert cal.threshold(kind, 2) == two and cal.threshold(kind, 5) == three and cal.threshold(kind) == cal.thresholds[kind]
+    assert Calibration.from_json(cal.to_json()) == cal
+    bad = json.loads(cal.to_json())
+    bad["split"] = {"code": [1.0]}
+    assert Calibration.from_json(json.dumps(bad)).split is None

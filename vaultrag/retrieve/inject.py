@@ -12,7 +12,8 @@ this purpose) against this vault, score each (`score`), and keep a high quantile
 kind of prompt as that kind's threshold, in the index meta; also how often they hold a note's name
 or title (the name routes). A prompt is injected when the gate passes and its score beats its
 kind's threshold, or it holds a note's name where null prompts rarely do (`decide`). The
-calibration is redone when the vault changed enough (`needs_recalibration`).
+calibration is redone when the vault changed enough (`needs_recalibration`). A prompt of several
+questions that is not injected as a whole is decided question by question (`questions`).
 
 Standard library only: `hook_answer` runs inside the hook process.
 """
@@ -44,6 +45,17 @@ ROUTE_MAX_RATE = 0.02
 ROUTES = ("named", "title")
 # Recalibrate when the chunk count moved this much since the last calibration.
 RECALIBRATE_SHARE = 0.2
+# A prompt that asks several questions ("how do I restore a backup? And where do alerts go?") is
+# scored as one: the best chunk covers one question's share of the words, so the whole is weak
+# evidence even when each question alone is specific. When the whole is not injected, each
+# question is decided on its own, at most MAX_QUESTIONS of them, against a stricter threshold
+# (Calibration.split) so that m chances are no likelier to inject by chance than one.
+MAX_QUESTIONS = 3
+MIN_QUESTION_WORDS = 2
+MIN_UNSPACED_CHARS = 4  # a question in a script written without spaces
+_QUESTION_END_RE = re.compile(r"(?<=[?？])\s*")
+
+
 # Prompt kinds (see prompt_kind). "code": an instruction about code or the session; "topic": the rest.
 KINDS = ("code", "topic")
 
@@ -92,6 +104,15 @@ class Calibration:
     seconds: float
     route_rates: dict = None  # kind -> route -> share of null prompts it would have injected
     version: int = CALIBRATION_VERSION
+    # kind -> thresholds for a prompt of 2, 3 questions decided one by one: each at the quantile
+    # 1 - (1 - NULL_QUANTILE) / m, so the prompt as a whole is injected by chance no more often
+    # than one question (Bonferroni); None in calibrations stored before it (remeasured).
+    split: dict = None
+
+    def threshold(self, kind: str, questions: int = 1) -> float:
+        if questions > 1:
+            return self.split[kind][min(questions, MAX_QUESTIONS) - 2]
+        return self.thresholds.get(kind, MIN_SCORE)
 
     def route_open(self, kind: str, route: str) -> bool:
         return (self.route_rates or {}).get(kind, {}).get(route, 0.0) <= ROUTE_MAX_RATE
@@ -106,8 +127,13 @@ class Calibration:
             if not isinstance(d, dict) or d.get("version") != CALIBRATION_VERSION:
                 return None
             rates = {k: {r: float(x) for r, x in v.items()} for k, v in (d.get("route_rates") or {}).items()}
+            split = d.get("split")
+            if split is not None:
+                split = {k: [float(x) for x in v] for k, v in split.items()}
+                if any(len(v) != MAX_QUESTIONS - 1 for v in split.values()) or set(split) != set(KINDS):
+                    split = None
             return Calibration(thresholds={k: float(v) for k, v in d["thresholds"].items()}, chunks=int(d["chunks"]),
-                               prompts=int(d["prompts"]), seconds=float(d["seconds"]), route_rates=rates)
+                               prompts=int(d["prompts"]), seconds=float(d["seconds"]), route_rates=rates, split=split)
         except (ValueError, KeyError, TypeError, AttributeError):
             return None
 
@@ -141,7 +167,10 @@ def calibrate(cfg, store, prompts: list[str] | None = None) -> Calibration:
     everything = [s for v in by_kind.values() for s in v]
     thresholds = {k: round(quantile(v or everything, NULL_QUANTILE), 4) for k, v in by_kind.items()}
     rates = {k: {r: round(n / max(1, len(by_kind[k])), 4) for r, n in routed[k].items()} for k in KINDS}
-    return Calibration(thresholds, store.chunk_count(), len(prompts), round(time.perf_counter() - t0, 2), rates)
+    split = {k: [round(quantile(v or everything, 1 - (1 - NULL_QUANTILE) / m), 4) for m in range(2, MAX_QUESTIONS + 1)]
+             for k, v in by_kind.items()}
+    return Calibration(thresholds, store.chunk_count(), len(prompts), round(time.perf_counter() - t0, 2), rates,
+                       split=split)
 
 
 def _takes_route(evidence: dict, route: str) -> bool:
@@ -152,7 +181,7 @@ def _takes_route(evidence: dict, route: str) -> bool:
 
 def needs_recalibration(store) -> bool:
     cal = Calibration.from_json(store.get_meta(META_KEY))
-    if cal is None:
+    if cal is None or cal.split is None:
         return True
     n = store.chunk_count()
     return abs(n - cal.chunks) > RECALIBRATE_SHARE * max(cal.chunks, 1)
@@ -179,22 +208,24 @@ def recalibrate(cfg, store, *, force: bool = False) -> Calibration | None:
 class Decision:
     inject: bool
     reason: str  # named | title (a note's name / whole title in the prompt) | specific | gate_suffices
-    # (null prompts never pass the gate here) | gate (no evidence) | weak_for_kind
+    # (null prompts never pass the gate here) | gate (no evidence) | weak_for_kind; in hook_answer's
+    # evidence also `questions` (a prompt of several questions, injected for those that earn it)
     kind: str
     score: float
     threshold: float
 
 
-def decide(answer, prompt: str, calibration: Calibration | None) -> Decision:
+def decide(answer, prompt: str, calibration: Calibration | None, questions: int = 1) -> Decision:
     """Inject `answer` unsolicited? Only when the gate passed and: the prompt holds a note's name
     (exactly, or whole inside it) or the top note's whole title, where this vault's null prompts
     of the kind rarely do; or the match is more specific than this vault gives prompts of its kind
     by chance. Without a calibration (an index older than it) the routes are open and the floor
-    MIN_SCORE holds."""
+    MIN_SCORE holds. `questions`: the prompt is one of that many questions of one prompt, decided
+    one by one (needs a calibration with `split`)."""
     kind = prompt_kind(prompt)
     ev = answer.evidence or {}
     s = score(ev)
-    threshold = calibration.thresholds.get(kind, MIN_SCORE) if calibration else MIN_SCORE
+    threshold = calibration.threshold(kind, questions) if calibration else MIN_SCORE
     if answer.status != "ok" or not ev.get("passed", True):
         return Decision(False, "gate", kind, s, threshold)
     for route in ROUTES:
@@ -205,9 +236,56 @@ def decide(answer, prompt: str, calibration: Calibration | None) -> Decision:
     return Decision(False, "weak_for_kind", kind, s, threshold)
 
 
+def questions(prompt: str) -> list[str]:
+    """The prompt's questions, split after each question mark (`?`, `？`), when it asks two or
+    more: each part ends at its own mark, a trailing statement joins the last question."""
+    parts = [p.strip() for p in _QUESTION_END_RE.split(prompt.strip()) if p.strip()]
+    if len(parts) > 1 and not parts[-1].endswith(("?", "？")):
+        parts[-2:] = [parts[-2] + " " + parts[-1]]
+    parts = [p for p in parts if len(words(p)) >= MIN_QUESTION_WORDS
+             or (" " not in p and len(p.rstrip("?？")) >= MIN_UNSPACED_CHARS)]  # 如何恢复备份？
+    return parts if len(parts) > 1 else []
+
+
+def _round_robin(answers: list) -> tuple:
+    """Each question's first hit, then each one's second...; a chunk cited twice comes once."""
+    out, seen = [], set()
+    for rank in range(max(len(a.hits) for a in answers)):
+        for a in answers:
+            if rank < len(a.hits):
+                h = a.hits[rank]
+                key = (h.path, h.line_start, h.line_end)
+                if key not in seen:
+                    seen.add(key)
+                    out.append(h)
+    return tuple(out)
+
+
+def _by_question(query: str, parts: list[str], cfg, store, calibration, max_tokens, scope: dict):
+    """(Answer of the injected questions merged, their decisions) or None if none is injected."""
+    from .budget import fit_budget
+    from .pipeline import search
+
+    took, decisions = [], []
+    parts = parts[:MAX_QUESTIONS]
+    for q in parts:
+        a = search(q, cfg, store=store, max_tokens=max_tokens, **scope)
+        d = decide(a, q, calibration, questions=len(parts))
+        decisions.append({"question": q, **d.__dict__})
+        if d.inject:
+            took.append(a)
+    if not took:
+        return None, decisions
+    hits = _round_robin(took)
+    if max_tokens:
+        hits = tuple(fit_budget(hits, max_tokens))
+    return replace(took[0], query=query, hits=hits), decisions
+
+
 def hook_answer(query: str, cfg, *, max_tokens: int | None = None, store=None, **scope):
     """search() as a hook should use it: the Answer when it earns unsolicited injection, else a
-    no_evidence Answer with reason "not_injected" (its evidence says why: `inject`)."""
+    no_evidence Answer with reason "not_injected" (its evidence says why: `inject`; for a prompt of
+    several questions decided one by one, `inject.questions`)."""
     from ..store import open_store
     from .pipeline import search
 
@@ -215,11 +293,21 @@ def hook_answer(query: str, cfg, *, max_tokens: int | None = None, store=None, *
     store = store or open_store(cfg, readonly=True)
     try:
         ans = search(query, cfg, store=store, max_tokens=max_tokens, **scope)  # scope, exclude_session (issue 17)
-        d = decide(ans, query, Calibration.from_json(store.get_meta(META_KEY)))
+        calibration = Calibration.from_json(store.get_meta(META_KEY))
+        d = decide(ans, query, calibration)
+        parts = [] if d.inject or calibration is None or calibration.split is None else questions(query)
+        merged, decisions = _by_question(query, parts, cfg, store, calibration, max_tokens, scope) if parts \
+            else (None, [])
     finally:
         if own:
             store.close()
     evidence = {**ans.evidence, "inject": d.__dict__}
     if d.inject:
         return replace(ans, evidence=evidence)
+    if decisions:
+        evidence["inject"] = {**d.__dict__, "questions": decisions}
+    if merged is not None:
+        evidence["inject"]["inject"] = True
+        evidence["inject"]["reason"] = "questions"
+        return replace(merged, evidence=evidence)
     return replace(ans, status="no_evidence", reason=ans.reason or "not_injected", hits=(), evidence=evidence)
