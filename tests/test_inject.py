@@ -132,8 +132,12 @@ def test_coding_prompts_do_not_pull_in_help_pages(tmp_path):
 
 
 @pytest.mark.parametrize("prompt,parts", [
-    ("how do I restore a backup? And where do alerts go?", ["how do I restore a backup?", "And where do alerts go?"]),
-    ("what is the VPN key? how long are snapshots kept? thanks", ["what is the VPN key?", "how long are snapshots kept? thanks"]),
+    ("how do I restore the nightly backup? And where do the ops alerts go?",
+     ["how do I restore the nightly backup?", "And where do the ops alerts go?"]),
+    ("how long are daily snapshots kept? Which tokenizer does FTS5 use for Chinese text? thanks",
+     ["how long are daily snapshots kept?", "Which tokenizer does FTS5 use for Chinese text? thanks"]),
+    ("Can you sort the results by date? And paginate them?", []),   # a follow-up leans on its neighbour
+    ("Is it fast? How do I restore the nightly backup from the bucket?", []),
     ("如何恢复备份？警报发到哪里？", ["如何恢复备份？", "警报发到哪里？"]),
     ("how long are daily snapshots kept?", []),
     ("Fix the test. Why does it fail?", []),
@@ -145,24 +149,29 @@ def test_questions_of_a_prompt(prompt, parts):
 
 
 def test_a_prompt_of_several_questions_is_decided_question_by_question(vault, cfg_for):
-    """The whole prompt is a coding instruction (its kind's threshold is never met here); of its two
-    questions the one about the notes is injected on its own, the other is not."""
+    """The whole prompt's evidence is too weak for its kind (a threshold never met here); decided
+    question by question, the one about the notes is injected, the coding one is not."""
     cfg = cfg_for(vault)
     reindex(cfg)
-    cal = Calibration({"code": 99.0, "topic": 0.1}, 15, 1, 0.0, split={"code": [99.0, 99.0], "topic": [0.1, 0.1]})
+    cal = Calibration({"code": 99.0, "topic": 99.0}, 15, 1, 0.0, split={"code": [0.1, 0.1], "topic": [0.1, 0.1]})
     with Store(cfg.db_path()) as s, s.transaction():
         s.set_meta(META_KEY, replace(cal, chunks=s.chunk_count()).to_json())
-    prompt = "can you fix the typo in README.md? how long are daily snapshots kept?"
-    assert decide(search(prompt, cfg), prompt, Calibration({"code": 99.0, "topic": 0.1}, 1, 1, 0.0)).kind == "code"
+    prompt = "fix the typo in the readme? how long are daily snapshots kept?"
+    whole = decide(search(prompt, cfg), prompt, cal)
+    assert whole.kind == "code" and whole.reason == "weak_for_kind"
     ans = hook_answer(prompt, cfg, max_tokens=400)
     assert ans.status == "ok" and ans.query == prompt
     assert "Projects/Backup plan.md" in [h.path for h in ans.hits]
     d = ans.evidence["inject"]
-    assert d["inject"] and d["reason"] == "questions"
+    assert d["inject"] and d["reason"] == "questions" and d["whole_reason"] == "weak_for_kind"
     assert [q["inject"] for q in d["questions"]] == [False, True]
+    assert all(q["kind"] == "code" for q in d["questions"])  # the whole prompt's kind
     assert sum(h.tokens for h in ans.hits) <= 400
     alone = hook_answer("can you fix the typo in README.md? and run the linter on the tests?", cfg)
-    assert alone.status == "no_evidence" and len(alone.evidence["inject"]["questions"]) == 2
+    assert alone.status == "no_evidence"
+    # a prompt the gate refused as a whole is not split
+    refused = hook_answer("quantum chromodynamics of gluon plasma? and the weather on mars tomorrow?", cfg)
+    assert refused.status == "no_evidence" and "questions" not in refused.evidence["inject"]
     # a calibration stored before `split`: no question-by-question decisions, and remeasured
     with Store(cfg.db_path()) as s, s.transaction():
         s.set_meta(META_KEY, replace(cal, chunks=s.chunk_count(), split=None).to_json())

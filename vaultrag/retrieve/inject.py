@@ -25,7 +25,7 @@ import re
 import time
 
 from ..frozen import frozen, replace
-from ..textutil import words
+from ..textutil import is_stopword, words
 
 META_KEY = "inject_calibration"
 CALIBRATION_VERSION = 2
@@ -49,9 +49,10 @@ RECALIBRATE_SHARE = 0.2
 # scored as one: the best chunk covers one question's share of the words, so the whole is weak
 # evidence even when each question alone is specific. When the whole is not injected, each
 # question is decided on its own, at most MAX_QUESTIONS of them, against a stricter threshold
-# (Calibration.split) so that m chances are no likelier to inject by chance than one.
+# (Calibration.split) so that m chances are no likelier to inject by chance than one; only when
+# the whole had evidence (the gate passed) and each question as of the whole prompt's kind.
 MAX_QUESTIONS = 3
-MIN_QUESTION_WORDS = 2
+MIN_QUESTION_TERMS = 3  # content words (not stopwords) a question needs to be decided alone
 MIN_UNSPACED_CHARS = 4  # a question in a script written without spaces
 _QUESTION_END_RE = re.compile(r"(?<=[?？])\s*")
 
@@ -215,14 +216,15 @@ class Decision:
     threshold: float
 
 
-def decide(answer, prompt: str, calibration: Calibration | None, questions: int = 1) -> Decision:
+def decide(answer, prompt: str, calibration: Calibration | None, questions: int = 1,
+           kind: str | None = None) -> Decision:
     """Inject `answer` unsolicited? Only when the gate passed and: the prompt holds a note's name
     (exactly, or whole inside it) or the top note's whole title, where this vault's null prompts
     of the kind rarely do; or the match is more specific than this vault gives prompts of its kind
     by chance. Without a calibration (an index older than it) the routes are open and the floor
     MIN_SCORE holds. `questions`: the prompt is one of that many questions of one prompt, decided
-    one by one (needs a calibration with `split`)."""
-    kind = prompt_kind(prompt)
+    one by one (needs a calibration with `split`), of the whole prompt's `kind`."""
+    kind = kind or prompt_kind(prompt)
     ev = answer.evidence or {}
     s = score(ev)
     threshold = calibration.threshold(kind, questions) if calibration else MIN_SCORE
@@ -238,13 +240,25 @@ def decide(answer, prompt: str, calibration: Calibration | None, questions: int 
 
 def questions(prompt: str) -> list[str]:
     """The prompt's questions, split after each question mark (`?`, `？`), when it asks two or
-    more: each part ends at its own mark, a trailing statement joins the last question."""
+    more that can stand alone: a part with fewer than MIN_QUESTION_TERMS content words ("And
+    paginate them?", "Should it use backoff?", a trailing "thanks") leans on its neighbour and
+    joins the question before it (or after it, if it comes first)."""
     parts = [p.strip() for p in _QUESTION_END_RE.split(prompt.strip()) if p.strip()]
-    if len(parts) > 1 and not parts[-1].endswith(("?", "？")):
-        parts[-2:] = [parts[-2] + " " + parts[-1]]
-    parts = [p for p in parts if len(words(p)) >= MIN_QUESTION_WORDS
-             or (" " not in p and len(p.rstrip("?？")) >= MIN_UNSPACED_CHARS)]  # 如何恢复备份？
-    return parts if len(parts) > 1 else []
+    merged: list[str] = []
+    for part in parts:
+        if merged and not _stands_alone(part):
+            merged[-1] += " " + part
+        elif merged and not _stands_alone(merged[-1]):
+            merged[-1] += " " + part
+        else:
+            merged.append(part)
+    return merged if len(merged) > 1 and all(map(_stands_alone, merged)) else []
+
+
+def _stands_alone(question: str) -> bool:
+    if " " not in question and not question.isascii():  # 如何恢复备份？: a script without spaces
+        return len(question.rstrip("?？")) >= MIN_UNSPACED_CHARS
+    return sum(not is_stopword(w) for w in words(question)) >= MIN_QUESTION_TERMS
 
 
 def _round_robin(answers: list) -> tuple:
@@ -261,7 +275,7 @@ def _round_robin(answers: list) -> tuple:
     return tuple(out)
 
 
-def _by_question(query: str, parts: list[str], cfg, store, calibration, max_tokens, scope: dict):
+def _by_question(query: str, parts: list[str], kind: str, cfg, store, calibration, max_tokens, scope: dict):
     """(Answer of the injected questions merged, their decisions) or None if none is injected."""
     from .budget import fit_budget
     from .pipeline import search
@@ -270,7 +284,7 @@ def _by_question(query: str, parts: list[str], cfg, store, calibration, max_toke
     parts = parts[:MAX_QUESTIONS]
     for q in parts:
         a = search(q, cfg, store=store, max_tokens=max_tokens, **scope)
-        d = decide(a, q, calibration, questions=len(parts))
+        d = decide(a, q, calibration, questions=len(parts), kind=kind)
         decisions.append({"question": q, **d.__dict__})
         if d.inject:
             took.append(a)
@@ -295,9 +309,12 @@ def hook_answer(query: str, cfg, *, max_tokens: int | None = None, store=None, *
         ans = search(query, cfg, store=store, max_tokens=max_tokens, **scope)  # scope, exclude_session (issue 17)
         calibration = Calibration.from_json(store.get_meta(META_KEY))
         d = decide(ans, query, calibration)
-        parts = [] if d.inject or calibration is None or calibration.split is None else questions(query)
-        merged, decisions = _by_question(query, parts, cfg, store, calibration, max_tokens, scope) if parts \
-            else (None, [])
+        # Only a prompt with evidence that was too weak as a whole (not one the gate refused), and
+        # each question of the prompt's own kind (a question inside a coding instruction is one).
+        split = d.reason == "weak_for_kind" and calibration is not None and calibration.split is not None
+        parts = questions(query) if split else []
+        merged, decisions = _by_question(query, parts, d.kind, cfg, store, calibration, max_tokens, scope) \
+            if parts else (None, [])
     finally:
         if own:
             store.close()
@@ -309,5 +326,6 @@ def hook_answer(query: str, cfg, *, max_tokens: int | None = None, store=None, *
     if merged is not None:
         evidence["inject"]["inject"] = True
         evidence["inject"]["reason"] = "questions"
+        evidence["inject"]["whole_reason"] = d.reason
         return replace(merged, evidence=evidence)
     return replace(ans, status="no_evidence", reason=ans.reason or "not_injected", hits=(), evidence=evidence)
