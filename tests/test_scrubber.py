@@ -239,11 +239,17 @@ FACTORIES = {
         f"mysql -u root -p{s} app", f"sshpass -p '{s}' ssh host", f"psql --password={s}",
         f"curl -u admin:{s} https://x", f"tool --db-password {s} --verbose", f"redis-cli -h r -a {s} ping",
         f"net use Z: \\\\srv\\share /user:corp\\me {s}", f"htpasswd -b -c .htpasswd admin {s}",
-        f"curl --user 'elastic:{s}$1' https://es:9200"]), s))(password(r)),
+        f"curl --user 'elastic:{s}$1' https://es:9200", f"ldapsearch -x -D cn=admin,dc=x -w {s} -b dc=x",
+        f"net user backup {s} /add", f'$p = ConvertTo-SecureString "{s}" -AsPlainText -Force']), s))(password(r)),
     "password-assignment": lambda r: (lambda s: (r.choice([
         f"DB_PASSWORD={s}", f'"password": "{s}"', f"  password: {s}", f"conn = connect(password='{s}')",
         f"smtp_pass = \"{s}\"", f"Password: {s}", f'<property name="db.password" value="{s}"/>',
-        f"<password>{s}</password>", f"Server=db;User ID=app;Password={s};", f"jdbc:mysql://db/app?user=u&password={s}"]), s))(password(r)),
+        f"<password>{s}</password>", f"Server=db;User ID=app;Password={s};", f"jdbc:mysql://db/app?user=u&password={s}",
+        f"CREATE USER 'app'@'%' IDENTIFIED BY '{s}';", f"ALTER USER app IDENTIFIED WITH mysql_native_password BY '{s}'",
+        f"requirepass {s}", f"  masterauth {s}"]), s))(password(r)),
+    "presigned-url-signature": lambda r: (lambda s: (r.choice([
+        f"https://b.s3.amazonaws.com/k?X-Amz-Expires=3600&X-Amz-Signature={s}",
+        f"https://storage.googleapis.com/b/o?X-Goog-Date=20261201T000000Z&X-Goog-Signature={s}&x=1"]), s))(pick(r, HEX, 64)),
     "secret-assignment": lambda r: (lambda s: (r.choice([
         f"CLIENT_SECRET={s}", f'"apiKey": "{s}"', f"  access_token: {s}", f"webhookSecret = '{s}'",
         f"X-Api-Key: {s}", f"?access_token={s}&page=2", f"VAULT_TOKEN=s.{s}"]), s))(pick(r, ALNUM, 32)),
@@ -269,7 +275,8 @@ FACTORIES = {
     "password-hash": lambda r: (lambda s: (f"admin:{s}", s))(r.choice([
         f"$apr1${pick(r, ALNUM, 8)}${pick(r, ALNUM + './', 22)}", f"$2y$10${pick(r, ALNUM + './', 53)}",
         f"$6${pick(r, ALNUM, 16)}${pick(r, ALNUM + './', 86)}"])),
-    "credential-pair": lambda r: (lambda s: (f"login: alice / {s}", s))(password(r)),
+    "credential-pair": lambda r: (lambda s: (r.choice([f"login: alice / {s}", f"Log in with `admin` / `{s}`",
+                                                         f"username `bob` / `{s}`"]), s))(password(r)),
 }
 
 

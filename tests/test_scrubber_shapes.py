@@ -249,6 +249,12 @@ def test_credentials_without_a_key_name(text, secret):
     "login: alice / see the wiki",
     "echo $1$2 and $6$HOME",
     "Encode as WIFI:S:<ssid>;T:<WPA|WEP>;P:<password>;;",
+    "net user backup * /add",
+    "CREATE USER 'app'@'%' IDENTIFIED BY '<password>';",
+    "requirepass yourpassword",
+    "$cred = Get-Credential 'admin'",
+    "`git log` / `git show`",
+    "https://b.s3.amazonaws.com/k?X-Amz-Signature=<signature>",
 ])
 def test_shapes_leave_prose_alone(text):
     assert scrub(text)[0] == text

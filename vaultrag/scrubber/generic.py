@@ -100,6 +100,8 @@ def judge_value(text: str, kind: str, a: int, b: int, quoted: bool, sep: str) ->
             return None  # prose, or `password: str = ...`
         if text[a - 1] == ":" and sep == ":":
             return None  # `user:password:generate`, `a:hover`: a namespace, not YAML
+        if text[b:b + 2] in (' "', " '"):
+            return None  # `$pw = ConvertTo-SecureString "x"`: a command and its argument (judged there)
     elif len(value) < MIN_PASSWORD_LEN and not looks_random(value):
         return None
     return a, b
@@ -251,6 +253,19 @@ _generic("cli-credential-flag",
 _BLOCK = r"""(?:[|>][-+]?[ \t]*\r?\n[ \t]+(?P<s3>[^\s"'`]{4,400})|"""
 _generic("cli-credential-flag", r"\bnet use\b[^\n]*?/user:\S+[ \t]+['\"]?(?P<s>[^\s/'\"][^\s'\"]*)", ["net use"],
          _flag_value)
+_generic("cli-credential-flag", r"\bldap\w*\b[^\n]*?[ \t]-w[ \t]+['\"]?(?P<s>[^\s'\"]+)", ["ldap"], _flag_value)
+_generic("cli-credential-flag", r"\bnet user\b[ \t]+\S+[ \t]+['\"]?(?P<s>[^\s/'\"*][^\s'\"]*)", ["net user"],
+         _flag_value)
+_generic("cli-credential-flag", r"\bConvertTo-SecureString\b[^\n]*?['\"](?P<s>[^'\"\n]+)['\"][^\n]*?-AsPlainText",
+         ["convertto-securestring"], _flag_value)
+# SQL (`CREATE USER .. IDENTIFIED BY 'x'`, MySQL and Oracle) and redis.conf (`requirepass x`).
+_generic("password-assignment", r"\b(?i:identified[ \t]+(?:with[ \t]+\w+[ \t]+)?by[ \t]+(?:password[ \t]+)?)"
+         r"(?P<q>['\"])(?P<s>[^'\"\n]+)(?P=q)", ["identified"], one_line=True)
+_generic("password-assignment", r"(?m)^[ \t]*(?:requirepass|masterauth)[ \t]+(?P<s>\S+)", ["requirepass", "masterauth"],
+         one_line=True)
+# A presigned URL's signature: anyone holding the URL has the object until it expires.
+_generic("presigned-url-signature", r"[?&](?i:x-amz-signature|x-goog-signature)=(?P<s>[A-Za-z0-9%/+=_~.-]{16,})",
+         ["signature="], one_line=True)
 _generic("cli-credential-flag", r"\bhtpasswd(?=[^\n]*[ \t]-\w*b)(?:[ \t]+-\w+)*[ \t]+\S+[ \t]+\S+[ \t]+['\"]?"
          r"(?P<s>[^\s'\"]+)", ["htpasswd"], _flag_value)
 # Between the keyword and its separator nothing crosses a line: a keyword with no `= : , <` or quote

@@ -9,7 +9,8 @@
   of 3-8 letters (BIP-39 words all are; prose has short words such as "of", "a", "to").
 - password-hash: crypt(3) strings (`$2y$10$...`, `$apr1$`, `$1$`, `$5$`, `$6$`, `$y$`, `$argon2id$`)
   as htpasswd, /etc/shadow and app configs hold them: crackable offline, so not stored either.
-- credential-pair: `login: alice / Tr0ub4dor&3` (a user, a slash, a typed password).
+- credential-pair: `login: alice / Tr0ub4dor&3`, "log in with `admin` / `Tr0ub4dor&3`" (a user, a
+  slash, a typed password).
 """
 from __future__ import annotations
 
@@ -104,3 +105,6 @@ add("password-hash", r"(?<![\w$])\$(?:2[abxy]?\$\d\d\$%(a)s{53}|(?:1|apr1)\$%(a)
 add("credential-pair", r"\b(?i:login|credentials|creds|account)[ \t]*[:=：][ \t]*[\w.@+-]{1,64}[ \t]+/[ \t]+"
     r"(?P<s>[!-~]{6,64})", ["login", "credentials", "creds", "account"], _pair, needs_long=False, vendor=False,
     anchored=False, priority=PRIORITY_GENERIC, one_line=True)
+add("credential-pair", r"\b(?i:log[ -]?in|sign[ -]?in|credentials?|creds|account|user(?:name)?)\b[^\n`]{0,30}"
+    r"`[^`\s]{1,64}`[ \t]*/[ \t]*`(?P<s>[^`\s]{6,64})`", ["log", "sign", "cred", "account", "user"], _pair,
+    needs_long=False, vendor=False, anchored=False, priority=PRIORITY_GENERIC, one_line=True)
