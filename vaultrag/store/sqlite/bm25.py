@@ -1,0 +1,289 @@
+"""FTS5's bm25() top k, computed without scoring every match (issue 18, the warm query).
+
+`SELECT ... bm25(chunks_fts, ...) ... ORDER BY s LIMIT k` scores every chunk the OR-query matches:
+a common word ("file", "http": 4.5k-23k of tldr's 39k chunks) made it 10-32 ms. Here, MaxScore,
+as the PostgreSQL store's lexical channel prunes (store/postgres/lexical.py):
+
+1. The query's phrases as FTS5 sees them: every quoted string of fts.match_any, in order, its
+   tokens made by SQLite's own tokenizer (a temporary FTS5 table with the index's tokenizer), and
+   its document count (fts5vocab for one whole token, else FTS5 counting a MATCH).
+2. Phrases ordered by their largest possible contribution, idf * (k1 + 1). The rarest are read
+   whole (their instances from fts5vocab 'instance'): their chunks are the candidates. The other
+   phrases' instances are read for the candidates only (filtered in C), every candidate scored.
+3. A chunk holding none of the phrases read whole scores at most the sum of the others' bounds;
+   once the k-th best candidate scores above that, the k best are exact. Else one more phrase is
+   read whole, and past READ_BUDGET chunks the store asks FTS5's bm25() after all (exact too).
+
+Each score is the double bm25() returns, computed by the same expression in the same order
+(fts5_aux.c fts5Bm25Function): per phrase the column weights of its instances summed in column
+order, the row's token count from the docsize table, N and the average length from the index's
+averages record. Ties fall to the smaller rowid, as `ORDER BY s, rowid` breaks them.
+tests/test_bm25.py compares every id and score with bm25()'s. Standard library only (hook path).
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+from ..base import Term
+from . import fts, schema
+
+K1 = 1.2  # fts5_aux.c's constants
+B = 0.75
+IDF_FLOOR = 1e-6
+# Chunks of the phrases read whole, at most: past it bm25() in SQL is cheaper than Python.
+READ_BUDGET = 4000
+# At most this many matches (the phrases' document counts summed): bm25() in SQL answers.
+SQL_MATCHES = 2000
+# The proof compares sums of floating-point bounds: a relative margin past any rounding.
+MARGIN = 1e-9
+COLUMNS = ("text", "heading", "context")  # chunks_fts's columns, in order (schema.BASE)
+TOKEN_CACHE = 4096  # query strings whose tokens are remembered (per Store)
+
+
+class Phrase:
+    """One quoted string of the MATCH expression: tokens as the index holds them, prefix or not."""
+    __slots__ = ("index", "tokens", "prefix", "query", "df", "idf", "bound")
+
+    def __init__(self, index: int, tokens: tuple[str, ...], prefix: bool, query: str):
+        self.index, self.tokens, self.prefix, self.query = index, tokens, prefix, query
+        self.df = 0
+        self.idf = self.bound = 0.0
+
+
+def phrases_of(terms: Sequence[Term]) -> list[tuple[str, bool, str]]:
+    """(text, prefix, FTS5 string) of every phrase of fts.match_any(terms), in the order FTS5
+    numbers them."""
+    out = []
+    for t in terms:
+        out.append((t.text, t.prefix, fts.phrase(t.text) + ("*" if t.prefix else "")))
+        out.extend((a, True, fts.phrase(a) + "*") for a in t.alternatives)
+    return out
+
+
+def _varints(blob: bytes) -> list[int]:
+    """SQLite's varints (FTS5's docsize and averages records)."""
+    out, i, n = [], 0, len(blob)
+    while i < n:
+        v = 0
+        for j in range(9):
+            byte = blob[i]
+            i += 1
+            if j == 8:
+                v = (v << 8) | byte
+                break
+            v = (v << 7) | (byte & 0x7F)
+            if byte < 0x80:
+                break
+        out.append(v)
+    return out
+
+
+def _successor(prefix: str) -> str:
+    """The smallest string after every string starting with `prefix` (UTF-8 byte order)."""
+    code = ord(prefix[-1]) + 1
+    if 0xD800 <= code <= 0xDFFF:
+        code = 0xE000
+    return prefix + "\U0010FFFF" if code > 0x10FFFF else prefix[:-1] + chr(code)
+
+
+class Bm25:
+    """The exact top-k for one SQLite connection (a Store's): its temporary tables and caches."""
+
+    def __init__(self, conn, cache: bool):
+        self.conn = conn
+        # `cache`: keep table statistics and document counts while `PRAGMA data_version` stays (a
+        # read-only connection: data_version does not see the connection's own writes).
+        self.cache = cache
+        self._ready = False
+        self._tokens: dict[str, tuple[str, ...]] = {}
+        self._stats: tuple[int, int, float] | None = None  # (data_version, rows, average length)
+        self.df: dict[str, int] = {}  # FTS5 string -> chunks matching it, for the last data_version
+        self._df_version: int | None = None
+
+    def _setup(self) -> None:
+        if not self._ready:
+            ex = self.conn.execute
+            ex(f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.vr_tok USING fts5(w, tokenize={schema.FTS_TOKENIZE_SQL})")
+            ex("CREATE VIRTUAL TABLE IF NOT EXISTS temp.vr_tok_v USING fts5vocab(temp, vr_tok, instance)")
+            ex("CREATE VIRTUAL TABLE IF NOT EXISTS temp.vr_inst USING fts5vocab(main, chunks_fts, instance)")
+            ex("CREATE VIRTUAL TABLE IF NOT EXISTS temp.vr_row USING fts5vocab(main, chunks_fts, row)")
+            self._ready = True
+
+    # -- what FTS5 knows of the query and the table ----------------------------------------------
+    def tokens(self, texts: Sequence[str]) -> list[tuple[str, ...]]:
+        """Each text's tokens as the index's tokenizer makes them (stemmed, folded), in order."""
+        todo = [t for t in dict.fromkeys(texts) if t not in self._tokens]
+        if todo:
+            if len(self._tokens) + len(todo) > TOKEN_CACHE:
+                self._tokens.clear()
+            ex = self.conn.execute
+            ex("DELETE FROM temp.vr_tok")
+            self.conn.executemany("INSERT INTO temp.vr_tok(rowid, w) VALUES (?, ?)", list(enumerate(todo)))
+            found: dict[int, list[str]] = {}
+            for doc, term in ex("SELECT doc, term FROM temp.vr_tok_v ORDER BY doc, offset"):
+                found.setdefault(doc, []).append(term)
+            ex("DELETE FROM temp.vr_tok")
+            for i, text in enumerate(todo):
+                self._tokens[text] = tuple(found.get(i, ()))
+        return [self._tokens[t] for t in texts]
+
+    def _version(self) -> int | None:
+        return self.conn.execute("PRAGMA data_version").fetchone()[0] if self.cache else None
+
+    def cached_df(self, query: str) -> int | None:
+        """Chunks matching the FTS5 string `query` as the last top() counted them, if still valid."""
+        if self.cache and self._df_version is not None and query in self.df and self._df_version == self._version():
+            return self.df[query]
+        return None
+
+    def table_stats(self, version: int) -> tuple[int, float]:
+        """(rows, average tokens a row) from FTS5's averages record, as bm25() reads them."""
+        if self._stats is None or version is None or self._stats[0] != version:
+            row = self.conn.execute("SELECT block FROM chunks_fts_data WHERE id = 1").fetchone()
+            values = _varints(row[0]) if row else [0]
+            nrow, ntoken = values[0], sum(values[1:])
+            self._stats = (version, nrow, ntoken / nrow if nrow else 0.0)
+        return self._stats[1], self._stats[2]
+
+    def _doc_counts(self, phrases: list[Phrase], version: int) -> None:
+        if version is None or self._df_version != version:
+            self.df, self._df_version = {}, version
+        whole = [p for p in phrases if p.query not in self.df and len(p.tokens) == 1 and not p.prefix]
+        if whole:
+            marks = ",".join("?" * len(whole))
+            got = dict(self.conn.execute(f"SELECT term, doc FROM temp.vr_row WHERE term IN ({marks})",
+                                         [p.tokens[0] for p in whole]))
+            for p in whole:
+                self.df[p.query] = got.get(p.tokens[0], 0)
+        for p in phrases:
+            if p.query not in self.df:
+                sql = "SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH ?"
+                self.df[p.query] = self.conn.execute(sql, (p.query,)).fetchone()[0]
+            p.df = self.df[p.query]
+
+    # -- instances ---------------------------------------------------------------------------------
+    def _token_rows(self, token: str, prefix: bool, docs: list[int] | None, offsets: bool):
+        """fts5vocab instance rows (doc, col[, offset]) of `token` (every index term starting with
+        it, `prefix`), in every chunk or only in `docs`."""
+        cols = "doc, col, offset" if offsets else "doc, col"
+        where, args = ("term >= ? AND term < ?", [token, _successor(token)]) if prefix else ("term = ?", [token])
+        if docs is not None:
+            where += " AND doc IN (SELECT value FROM json_each(?))"
+            args.append("[" + ",".join(map(str, docs)) + "]")
+        return self.conn.execute(f"SELECT {cols} FROM temp.vr_inst WHERE {where}", args)
+
+    def counts(self, p: Phrase, docs: list[int] | None) -> dict[int, list[int]]:
+        """doc -> instances of phrase `p` per column, in every chunk (None) or in `docs`."""
+        col = {name: i for i, name in enumerate(COLUMNS)}
+        out: dict[int, list[int]] = {}
+        if len(p.tokens) == 1:
+            for doc, c in self._token_rows(p.tokens[0], p.prefix, docs, False):
+                n = out.get(doc)
+                if n is None:
+                    n = out[doc] = [0, 0, 0]
+                n[col[c]] += 1
+            return out
+        if docs is None:  # the chunks holding the phrase, FTS5's own matching
+            docs = [r[0] for r in self.conn.execute("SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ?", (p.query,))]
+        if not docs:
+            return out
+        # A phrase of several tokens: an instance where each token stands right after the last.
+        last = len(p.tokens) - 1
+        at: list[set[tuple[int, str, int]]] = []
+        for j, token in enumerate(p.tokens):
+            at.append({(d, c, o - j) for d, c, o in self._token_rows(token, p.prefix and j == last, docs, True)})
+        for d, c, _o in sorted(set.intersection(*at)):
+            n = out.get(d)
+            if n is None:
+                n = out[d] = [0, 0, 0]
+            n[col[c]] += 1
+        return out
+
+    def lengths(self, docs: Sequence[int]) -> dict[int, int]:
+        """Tokens of each row (every column), FTS5's docsize table."""
+        out = {}
+        for i in range(0, len(docs), 500):
+            part = docs[i:i + 500]
+            sql = f"SELECT id, sz FROM chunks_fts_docsize WHERE id IN ({','.join('?' * len(part))})"
+            for d, sz in self.conn.execute(sql, part):
+                out[d] = sum(sz) if max(sz, default=0) < 0x80 else sum(_varints(sz))  # mostly one byte a column
+        return out
+
+    # -- the top k ---------------------------------------------------------------------------------
+    def top(self, terms: Sequence[Term], limit: int, weights: tuple[float, float, float]) -> list[tuple[int, float]] | None:
+        """(chunk id, bm25 score, larger is better) of the `limit` best chunks holding any of `terms`,
+        best first, exactly as `-bm25()` orders and scores them; None when FTS5's bm25() should
+        answer (a phrase without tokens, or more chunks to read than READ_BUDGET)."""
+        if limit <= 0 or not terms:
+            return []
+        self._setup()
+        spec = phrases_of(terms)
+        toks = self.tokens([text for text, _, _ in spec])
+        phrases = [Phrase(i, tk, pre, q) for i, ((_, pre, q), tk) in enumerate(zip(spec, toks))]
+        if any(not p.tokens for p in phrases):
+            return None
+        version = self._version()
+        nrow, avgdl = self.table_stats(version)
+        self._doc_counts(phrases, version)
+        live = [p for p in phrases if p.df > 0]
+        if not live:
+            return []
+        for p in live:
+            idf = math.log((nrow - p.df + 0.5) / (p.df + 0.5))
+            p.idf = idf if idf > 0.0 else IDF_FLOOR
+            p.bound = p.idf * (K1 + 1.0)
+        if sum(p.df for p in live) <= SQL_MATCHES:
+            return None  # few matches: bm25() scores them all sooner than Python reads them
+        order = sorted(live, key=lambda p: (-p.bound, p.index))
+        w = [float(x) for x in weights]
+        freq: dict[int, dict[int, float]] = {}  # doc -> phrase index -> aFreq (bm25's f(qi, D))
+        scores: dict[int, float] = {}
+        k1, b = K1, B
+        read = 0
+        for j, p in enumerate(order):
+            read += p.df
+            if read > READ_BUDGET:
+                return None
+            new = self._add(freq, p, self.counts(p, None), w)
+            rest = order[j + 1:]
+            if new:
+                # the docs of earlier rounds hold every phrase read: the rest only for the new ones
+                for q in rest:
+                    self._add(freq, q, self.counts(q, new), w, only=True)
+                length = self.lengths(new)
+                for d in new:
+                    score = 0.0
+                    dl = float(length.get(d, 0))
+                    f_d = freq[d]
+                    for ph in phrases:
+                        f = f_d.get(ph.index)
+                        if f:
+                            score += ph.idf * ((f * (k1 + 1.0)) / (f + k1 * (1 - b + b * dl / avgdl)))
+                    scores[d] = score
+            outside = sum(q.bound for q in rest)
+            if not rest or len(scores) >= limit:
+                best = sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))[:limit]
+                if not rest or best[-1][1] > outside * (1 + MARGIN):
+                    return best
+        return None  # not reached: the last phrase leaves no rest
+
+    @staticmethod
+    def _add(freq: dict[int, dict[int, float]], p: Phrase, counts: dict[int, list[int]], w: list[float],
+             only: bool = False) -> list[int]:
+        """Record phrase `p`'s aFreq in each doc of `counts` (instances per column: their weights
+        summed one by one in column order, as bm25() sums xInst's); the docs new to `freq`."""
+        new = []
+        for d, per_col in counts.items():
+            f = 0.0
+            for c in range(3):
+                for _ in range(per_col[c]):
+                    f += w[c]
+            slot = freq.get(d)
+            if slot is None:
+                if only:
+                    continue
+                slot = freq[d] = {}
+                new.append(d)
+            slot[p.index] = f
+        return new
