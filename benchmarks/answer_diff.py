@@ -108,6 +108,8 @@ def main() -> int:
            "differing": differ, "pruned_fell_back_to_sql": state["fallback"],
            "lexical_cpu_ms_total": {m: round(v, 1) for m, v in lex.items()},
            "lexical_cpu_ms_p50": {m: round(statistics.median(v), 3) for m, v in spent.items() if v},
+           "lexical_cpu_ms_p95": {m: round(sorted(v)[int(0.95 * (len(v) - 1))], 3) for m, v in spent.items() if v},
+           "lexical_cpu_ms_max": {m: round(max(v), 3) for m, v in spent.items() if v},
            "lexical_ratio_pruned_over_sql": round(lex["pruned"] / lex["sql"], 3) if lex["sql"] else None,
            "hook_answer_cpu_ms_p50": {m: round(statistics.median(v), 2) for m, v in whole.items() if v},
            "hook_answer_cpu_ms_total": {m: round(sum(v), 1) for m, v in whole.items()}}

@@ -1,23 +1,23 @@
 """FTS5's bm25() top k, computed without scoring every match (issue 18, the warm query).
 
 `SELECT ... bm25(chunks_fts, ...) ... ORDER BY s LIMIT k` scores every chunk the OR-query matches:
-a common word ("file", "http": 4.5k-23k of tldr's 39k chunks) made it 10-32 ms. Here, MaxScore,
-as the PostgreSQL store's lexical channel prunes (store/postgres/lexical.py):
+"http" alone is in 23k of tldr's 39k chunks (18 ms CPU). Here, MaxScore, as the PostgreSQL store's
+lexical channel prunes (store/postgres/lexical.py):
 
-1. The query's phrases as FTS5 sees them: every quoted string of fts.match_any, in order, its
-   tokens made by SQLite's own tokenizer (a temporary FTS5 table with the index's tokenizer), and
-   its document count (fts5vocab for one whole token, else FTS5 counting a MATCH).
-2. Phrases ordered by their largest possible contribution, idf * (k1 + 1). The rarest are read
-   whole (their instances from fts5vocab 'instance'): their chunks are the candidates. The other
-   phrases' instances are read for the candidates only (filtered in C), every candidate scored.
-3. A chunk holding none of the phrases read whole scores at most the sum of the others' bounds;
-   once the k-th best candidate scores above that, the k best are exact. Else one more phrase is
-   read whole, and past READ_BUDGET chunks the store asks FTS5's bm25() after all (exact too).
+1. The query's phrases as FTS5 numbers them (every quoted string of fts.match_any), their tokens by
+   SQLite's own tokenizer (a temporary FTS5 table with the index's tokenizer), their document counts
+   (fts5vocab 'row' for one whole token, else FTS5 counting a MATCH) and bounds, idf * (k1 + 1).
+2. A round reads the rarest phrases left (ESSENTIAL_CHUNKS): FTS5 scores each one alone, and a
+   one-phrase bm25() is exactly that phrase's term of the whole query's score. Their chunks are the
+   candidates; which candidates hold each other phrase, FTS5 says (`q AND (read OR ...)`), so each
+   candidate has a lower and an upper bound. Candidates that may reach the k best are scored
+   exactly: the other phrases' terms computed here from their fts5vocab instances, the row's
+   length (docsize) and the averages record, by bm25()'s expression, summed in phrase order.
+3. A chunk holding no phrase read scores at most the sum of the other phrases' bounds; once the
+   k-th best scores above that, the k best are exact. Else another round, and past READ_BUDGET
+   chunks (or under SQL_MATCHES matches) the caller asks bm25() after all.
 
-Each score is the double bm25() returns, computed by the same expression in the same order
-(fts5_aux.c fts5Bm25Function): per phrase the column weights of its instances summed in column
-order, the row's token count from the docsize table, N and the average length from the index's
-averages record. Ties fall to the smaller rowid, as `ORDER BY s, rowid` breaks them.
+Every score is the double bm25() returns; ties fall to the smaller rowid (`ORDER BY s, rowid`).
 tests/test_bm25.py compares every id and score with bm25()'s. Standard library only (hook path).
 """
 from __future__ import annotations
@@ -33,8 +33,13 @@ B = 0.75
 IDF_FLOOR = 1e-6
 # Chunks of the phrases read whole, at most: past it bm25() in SQL is cheaper than Python.
 READ_BUDGET = 4000
-# At most this many matches (the phrases' document counts summed): bm25() in SQL answers.
-SQL_MATCHES = 2000
+# Phrases read (scored alone by FTS5) in one round: the rarest while their chunks add up to this.
+ESSENTIAL_CHUNKS = 1500
+# Pruning pays only where bm25() would score very many matches: below this many (the phrases'
+# document counts summed) bm25() in SQL answers. tldr, 150 queries, CPU (BENCHMARKS.md, stop 16):
+# FTS5 scores a match in ~0.7 us in C, this module reads a row into Python in ~1-2 us, so at
+# 6-8k matches pruning cost 2x bm25(); past 15k ("http": 23k of 39k chunks) it wins, 18.5 -> 6.5 ms.
+SQL_MATCHES = 15000
 # The proof compares sums of floating-point bounds: a relative margin past any rounding.
 MARGIN = 1e-9
 COLUMNS = ("text", "heading", "context")  # chunks_fts's columns, in order (schema.BASE)
@@ -237,53 +242,80 @@ class Bm25:
             return None  # few matches: bm25() scores them all sooner than Python reads them
         order = sorted(live, key=lambda p: (-p.bound, p.index))
         w = [float(x) for x in weights]
-        freq: dict[int, dict[int, float]] = {}  # doc -> phrase index -> aFreq (bm25's f(qi, D))
-        scores: dict[int, float] = {}
-        k1, b = K1, B
+        part: dict[int, dict[int, float]] = {}  # doc -> phrase index -> its bm25 term, exact
+        lower: dict[int, float] = {}  # doc -> the read phrases' terms summed (a bound, any order)
         read = 0
-        for j, p in enumerate(order):
-            read += p.df
+        j = 0
+        while j < len(order):
+            # the rarest phrases (at least one more) while their chunks stay under ESSENTIAL_CHUNKS
+            fresh, start = [], read
+            while j < len(order) and (not fresh or read + order[j].df <= start + ESSENTIAL_CHUNKS):
+                fresh.append(order[j])
+                read += order[j].df
+                j += 1
             if read > READ_BUDGET:
                 return None
-            new = self._add(freq, p, self.counts(p, None), w)
-            rest = order[j + 1:]
-            if new:
-                # the docs of earlier rounds hold every phrase read: the rest only for the new ones
-                for q in rest:
-                    self._add(freq, q, self.counts(q, new), w, only=True)
-                length = self.lengths(new)
-                for d in new:
-                    score = 0.0
-                    dl = float(length.get(d, 0))
-                    f_d = freq[d]
-                    for ph in phrases:
-                        f = f_d.get(ph.index)
-                        if f:
-                            score += ph.idf * ((f * (k1 + 1.0)) / (f + k1 * (1 - b + b * dl / avgdl)))
-                    scores[d] = score
-            outside = sum(q.bound for q in rest)
-            if not rest or len(scores) >= limit:
-                best = sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))[:limit]
-                if not rest or best[-1][1] > outside * (1 + MARGIN):
-                    return best
-        return None  # not reached: the last phrase leaves no rest
+            for e in fresh:  # FTS5 scores each alone: a one-phrase bm25() is that phrase's term
+                for d, t in self._alone(e, w):
+                    part.setdefault(d, {})[e.index] = t
+                    lower[d] = lower.get(d, 0.0) + t
+            rest = order[j:]
+            outside = sum(q.bound for q in rest)  # a chunk holding no phrase read scores under this
+            read_now = order[:j]
+            upper = dict(lower)
+            members: dict[int, set[int]] = {}
+            for q in rest:
+                members[q.index] = self._with_any(q, read_now)
+                for d in members[q.index]:
+                    upper[d] += q.bound
+            # the k-th best lower bound: a chunk whose upper bound stays under it is out
+            floor = sorted(lower.values(), reverse=True)[limit - 1] if len(lower) >= limit else 0.0
+            todo = [d for d, u in upper.items() if u * (1 + MARGIN) >= floor]
+            scores = self._score(todo, part, rest, members, phrases, w, avgdl)
+            best = sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))[:limit]
+            if not rest or (len(best) == limit and best[-1][1] > outside * (1 + MARGIN)):
+                return best
+        return None  # not reached: the last round leaves no rest
 
-    @staticmethod
-    def _add(freq: dict[int, dict[int, float]], p: Phrase, counts: dict[int, list[int]], w: list[float],
-             only: bool = False) -> list[int]:
-        """Record phrase `p`'s aFreq in each doc of `counts` (instances per column: their weights
-        summed one by one in column order, as bm25() sums xInst's); the docs new to `freq`."""
-        new = []
-        for d, per_col in counts.items():
-            f = 0.0
-            for c in range(3):
-                for _ in range(per_col[c]):
-                    f += w[c]
-            slot = freq.get(d)
-            if slot is None:
-                if only:
-                    continue
-                slot = freq[d] = {}
-                new.append(d)
-            slot[p.index] = f
-        return new
+    def _alone(self, p: Phrase, w: list[float]):
+        """(doc, p's bm25 term) for every chunk holding `p`: FTS5's bm25() of the phrase alone, whose
+        score is 0.0 + that term (IDF, frequency, length and average as in the whole query)."""
+        sql = (f"SELECT rowid, bm25(chunks_fts, {w[0]!r}, {w[1]!r}, {w[2]!r}) FROM chunks_fts "
+               f"WHERE chunks_fts MATCH ?")
+        return [(d, -s) for d, s in self.conn.execute(sql, (p.query,))]
+
+    def _with_any(self, q: Phrase, read: list[Phrase]) -> set[int]:
+        """Chunks holding `q` and any phrase of `read` (FTS5 intersects the doclists)."""
+        sql = "SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ?"
+        expr = f"({q.query}) AND ({' OR '.join(p.query for p in read)})"
+        return {r[0] for r in self.conn.execute(sql, (expr,))}
+
+    def _score(self, docs, part, rest, members, phrases, w, avgdl) -> dict[int, float]:
+        """The exact bm25 score of each of `docs`: the read phrases' terms as FTS5 gave them, the
+        rest computed here from their instances, summed in phrase order as bm25() sums them."""
+        if not docs:
+            return {}
+        terms = {d: dict(part[d]) for d in docs}
+        k1, b = K1, B
+        need = [q for q in rest if members[q.index].intersection(docs)]
+        length = self.lengths(docs) if need else {}
+        for q in need:
+            held = [d for d in docs if d in members[q.index]]
+            counts = self.counts(q, held)
+            for d, per_col in counts.items():
+                f = 0.0
+                for c in range(3):
+                    for _ in range(per_col[c]):
+                        f += w[c]
+                dl = float(length.get(d, 0))
+                terms[d][q.index] = q.idf * ((f * (k1 + 1.0)) / (f + k1 * (1 - b + b * dl / avgdl)))
+        out = {}
+        for d in docs:
+            t = terms[d]
+            score = 0.0
+            for ph in phrases:
+                v = t.get(ph.index)
+                if v is not None:
+                    score += v
+            out[d] = score
+        return out
