@@ -6,7 +6,7 @@ lexical channel prunes (store/postgres/lexical.py):
 
 1. The query's phrases as FTS5 numbers them (every quoted string of fts.match_any), their tokens by
    SQLite's own tokenizer (a temporary FTS5 table with the index's tokenizer), their document counts
-   (fts5vocab 'row' for one whole token, else FTS5 counting a MATCH) and bounds, idf * (k1 + 1).
+   (FTS5 counting each one's MATCH, as Store.doc_freq does) and bounds, idf * (k1 + 1).
 2. A round reads the rarest phrases left (ESSENTIAL_CHUNKS): FTS5 scores each one alone, and a
    one-phrase bm25() is exactly that phrase's term of the whole query's score. Their chunks are the
    candidates; which candidates hold each other phrase, FTS5 says (`q AND (read OR ...)`), so each
@@ -112,7 +112,6 @@ class Bm25:
             ex(f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.vr_tok USING fts5(w, tokenize={schema.FTS_TOKENIZE_SQL})")
             ex("CREATE VIRTUAL TABLE IF NOT EXISTS temp.vr_tok_v USING fts5vocab(temp, vr_tok, instance)")
             ex("CREATE VIRTUAL TABLE IF NOT EXISTS temp.vr_inst USING fts5vocab(main, chunks_fts, instance)")
-            ex("CREATE VIRTUAL TABLE IF NOT EXISTS temp.vr_row USING fts5vocab(main, chunks_fts, row)")
             self._ready = True
 
     # -- what FTS5 knows of the query and the table ----------------------------------------------
@@ -151,19 +150,14 @@ class Bm25:
             self._stats = (version, nrow, ntoken / nrow if nrow else 0.0)
         return self._stats[1], self._stats[2]
 
-    def _doc_counts(self, phrases: list[Phrase], version: int) -> None:
+    def _doc_counts(self, phrases: list[Phrase], version: int | None) -> None:
+        """Each phrase's document count, FTS5 counting its MATCH: the very query Store.doc_freq runs
+        for the gate's terms, which then reuse these counts (cached_df)."""
         if version is None or self._df_version != version:
             self.df, self._df_version = {}, version
-        whole = [p for p in phrases if p.query not in self.df and len(p.tokens) == 1 and not p.prefix]
-        if whole:
-            marks = ",".join("?" * len(whole))
-            got = dict(self.conn.execute(f"SELECT term, doc FROM temp.vr_row WHERE term IN ({marks})",
-                                         [p.tokens[0] for p in whole]))
-            for p in whole:
-                self.df[p.query] = got.get(p.tokens[0], 0)
+        sql = "SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH ?"
         for p in phrases:
             if p.query not in self.df:
-                sql = "SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH ?"
                 self.df[p.query] = self.conn.execute(sql, (p.query,)).fetchone()[0]
             p.df = self.df[p.query]
 
@@ -222,12 +216,7 @@ class Bm25:
         answer (a phrase without tokens, or more chunks to read than READ_BUDGET)."""
         if limit <= 0 or not terms:
             return []
-        self._setup()
-        spec = phrases_of(terms)
-        toks = self.tokens([text for text, _, _ in spec])
-        phrases = [Phrase(i, tk, pre, q) for i, ((_, pre, q), tk) in enumerate(zip(spec, toks))]
-        if any(not p.tokens for p in phrases):
-            return None
+        phrases = [Phrase(i, (), pre, q) for i, (_, pre, q) in enumerate(phrases_of(terms))]
         version = self._version()
         nrow, avgdl = self.table_stats(version)
         self._doc_counts(phrases, version)
@@ -240,6 +229,12 @@ class Bm25:
             p.bound = p.idf * (K1 + 1.0)
         if sum(p.df for p in live) <= SQL_MATCHES:
             return None  # few matches: bm25() scores them all sooner than Python reads them
+        self._setup()
+        spec = phrases_of(terms)
+        for p, tk in zip(phrases, self.tokens([text for text, _, _ in spec])):
+            p.tokens = tk
+        if any(not p.tokens for p in live):
+            return None
         order = sorted(live, key=lambda p: (-p.bound, p.index))
         w = [float(x) for x in weights]
         part: dict[int, dict[int, float]] = {}  # doc -> phrase index -> its bm25 term, exact
