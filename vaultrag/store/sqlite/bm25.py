@@ -31,7 +31,7 @@ from . import fts, schema
 K1 = 1.2  # fts5_aux.c's constants
 B = 0.75
 IDF_FLOOR = 1e-6
-# Chunks of the phrases read whole, at most: past it bm25() in SQL is cheaper than Python.
+# Chunks of the phrases read (scored alone), at most: past it bm25() over every match answers.
 READ_BUDGET = 4000
 # Phrases read (scored alone by FTS5) in one round: the rarest while their chunks add up to this.
 ESSENTIAL_CHUNKS = 1500
@@ -162,18 +162,17 @@ class Bm25:
             p.df = self.df[p.query]
 
     # -- instances ---------------------------------------------------------------------------------
-    def _token_rows(self, token: str, prefix: bool, docs: list[int] | None, offsets: bool):
+    def _token_rows(self, token: str, prefix: bool, docs: list[int], offsets: bool):
         """fts5vocab instance rows (doc, col[, offset]) of `token` (every index term starting with
-        it, `prefix`), in every chunk or only in `docs`."""
+        it, `prefix`) in `docs` (SQLite filters the term's instances in C)."""
         cols = "doc, col, offset" if offsets else "doc, col"
         where, args = ("term >= ? AND term < ?", [token, _successor(token)]) if prefix else ("term = ?", [token])
-        if docs is not None:
-            where += " AND doc IN (SELECT value FROM json_each(?))"
-            args.append("[" + ",".join(map(str, docs)) + "]")
+        where += " AND doc IN (SELECT value FROM json_each(?))"
+        args.append("[" + ",".join(map(str, docs)) + "]")
         return self.conn.execute(f"SELECT {cols} FROM temp.vr_inst WHERE {where}", args)
 
-    def counts(self, p: Phrase, docs: list[int] | None) -> dict[int, list[int]]:
-        """doc -> instances of phrase `p` per column, in every chunk (None) or in `docs`."""
+    def counts(self, p: Phrase, docs: list[int]) -> dict[int, list[int]]:
+        """doc -> instances of phrase `p` per column in each of `docs` that holds it."""
         col = {name: i for i, name in enumerate(COLUMNS)}
         out: dict[int, list[int]] = {}
         if len(p.tokens) == 1:
@@ -183,8 +182,6 @@ class Bm25:
                     n = out[doc] = [0, 0, 0]
                 n[col[c]] += 1
             return out
-        if docs is None:  # the chunks holding the phrase, FTS5's own matching
-            docs = [r[0] for r in self.conn.execute("SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ?", (p.query,))]
         if not docs:
             return out
         # A phrase of several tokens: an instance where each token stands right after the last.
