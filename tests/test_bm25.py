@@ -131,6 +131,26 @@ def test_the_example_vault_and_real_queries(vault, cfg_for, monkeypatch):
         store.close()
 
 
+def test_a_full_token_cache_starts_again(tmp_path, cfg_for, monkeypatch):
+    """Past TOKEN_CACHE query strings the cache empties and still tokenises every phrase asked
+    (it once kept only the new ones: KeyError on xquad-zh's many CJK bigrams)."""
+    cfg = cfg_for(write_notes(tmp_path / "v", _generated(6)))
+    reindex(cfg)
+    store = open_store(cfg, readonly=True)
+    try:
+        monkeypatch.setattr(bm25, "TOKEN_CACHE", 3)
+        top = bm25.Bm25(store.conn, cache=True)
+        top._setup()
+        assert top.tokens(["files", "kerberos"]) == [("file",), ("kerbero",)]
+        assert top.tokens(["files", "listing", "数 据"]) == [("file",), ("list",), ("数", "据")]
+        monkeypatch.setattr(bm25, "SQL_MATCHES", 0)
+        terms = (Term("file"), Term("kerberos"), Term("数 据"), Term("quorum"))
+        want = [(cid, -s) for cid, s in store.fts_search(fts.match_any(terms), 30, BM25_WEIGHTS)]
+        assert top.top(terms, 30, BM25_WEIGHTS) == want
+    finally:
+        store.close()
+
+
 def test_an_unprovable_query_falls_back_to_sql_and_a_tiny_budget_still_answers(tmp_path, cfg_for, monkeypatch):
     cfg = cfg_for(write_notes(tmp_path / "v", _generated(5)))
     reindex(cfg)

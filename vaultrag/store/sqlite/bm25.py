@@ -119,8 +119,9 @@ class Bm25:
         """Each text's tokens as the index's tokenizer makes them (stemmed, folded), in order."""
         todo = [t for t in dict.fromkeys(texts) if t not in self._tokens]
         if todo:
-            if len(self._tokens) + len(todo) > TOKEN_CACHE:
+            if len(self._tokens) + len(todo) > TOKEN_CACHE:  # full: start again, with all of `texts`
                 self._tokens.clear()
+                todo = list(dict.fromkeys(texts))
             ex = self.conn.execute
             ex("DELETE FROM temp.vr_tok")
             self.conn.executemany("INSERT INTO temp.vr_tok(rowid, w) VALUES (?, ?)", list(enumerate(todo)))
