@@ -18,7 +18,8 @@ Rows, round robin (a shuffled order per round), every fresh process timed around
   no server running;
 - search_cli: `vaultrag search "q" --json` (the console script);
 - forwarded: the same hook command while `vaultrag serve --socket` of that tree runs;
-- warm: `search(q, cfg, store=store)` in a resident process of that tree (index open, one warm-up).
+- warm: `search(q, cfg, store=store)` in a resident process of that tree (index open, one warm-up);
+  its CPU is the worker thread's own (`time.thread_time`).
 Prints one JSON object: per tree and row p50/p95 (wall), CPU p50, outputs seen; and the ratios
 this/against of the p50s. Progress on stderr.
 """
@@ -62,9 +63,9 @@ search("warm up the page cache and the encoder", cfg, store=store)
 print("ready", flush=True)
 for line in sys.stdin:
     q = json.loads(line)
-    t = time.perf_counter()
+    t, c = time.perf_counter(), time.thread_time()
     ans = search(q, cfg, store=store)
-    print(json.dumps([(time.perf_counter() - t) * 1000, ans.status]), flush=True)
+    print(json.dumps([(time.perf_counter() - t) * 1000, ans.status, (time.thread_time() - c) * 1000]), flush=True)
 """
 CONSOLE_SCRIPT = "import sys\nfrom vaultrag.cli import main\nif __name__ == '__main__':\n    sys.exit(main())\n"
 
@@ -190,8 +191,8 @@ class Tree:
         if row == "warm":
             self.worker.stdin.write(json.dumps(prompt) + "\n")
             self.worker.stdin.flush()
-            ms, status = json.loads(self.worker.stdout.readline())
-            return ms, float("nan"), status == "ok"
+            ms, status, cpu = json.loads(self.worker.stdout.readline())
+            return ms, cpu, status == "ok"
         if row == "floor":
             wall, cpu, _ = run_child([self.py, "-I", "-c", "pass"], self.env)
             return wall, cpu, True

@@ -13,6 +13,7 @@ from ...errors import IndexCorrupt, IndexLocked, IndexMissing
 from ...textutil import fts_text
 from ..base import FileRecord, FileWrite, IndexMeta, LinkOut, Store, StoredChunk, Term, meta_from_strings, meta_to_strings
 from . import fts, schema
+from .bm25 import Bm25
 from .connection import connect, load_vec
 from .vocab import VocabMixin
 from .vectors import VEC_CANDIDATE_FACTOR, query_int8, quantize_int8_batch
@@ -509,11 +510,22 @@ class QueryMixin:
         match = fts.match_any(terms)
         if not match:
             return []
+        top = self._bm25().top(terms, limit, weights)  # bm25.py: the same answer, fewer chunks scored
+        if top is not None:
+            return top
         # bm25() is negative (lower is better); the seam's scores are larger-is-better.
         return [(cid, -score) for cid, score in self.fts_search(match, limit, weights)]
 
+    def _bm25(self) -> Bm25:
+        b = getattr(self, "_bm25_top", None)
+        if b is None:
+            b = self._bm25_top = Bm25(self.conn, cache=self.readonly)
+        return b
+
     def doc_freq(self, term: Term, cap: int) -> int:
-        return self.fts_doc_count(fts.expression(term), cap)
+        query = fts.expression(term)
+        known = self._bm25().cached_df(query)  # counted by the last lexical() (no alternatives: one phrase)
+        return min(known, cap) if known is not None else self.fts_doc_count(query, cap)
 
     def contains(self, terms: Sequence[Term], ids: Sequence[int]) -> set[int]:
         return self.fts_contains(fts.match_any(terms), ids) if terms else set()
