@@ -273,9 +273,51 @@ def _run_on(store: Store, cfg: Config, root: Path, report: Report, progress: Pro
                                     f"rebuilt from the vault"))
         changes = None
     _run(store, cfg, root, report, progress, stop, embed, full, changes, workers)
-    if not report.interrupted:  # issue 12: hooks' per-vault injection threshold
-        from .retrieve.inject import recalibrate
+    compact = full and not report.interrupted
+    optimize = compact or report.added + report.updated + report.deleted >= OPTIMIZE_AFTER_FILES
+    if report.interrupted:
+        if optimize:
+            store.optimize()
+    else:  # issue 12: hooks' per-vault injection threshold, measured while the index is optimized
+        _optimize_and_recalibrate(store, cfg, optimize, compact)
+    report.chunks_total = store.counts()["chunks"]
+
+
+def _optimize_and_recalibrate(store: Store, cfg: Config, optimize: bool, compact: bool) -> None:
+    """`store.optimize(compact=...)` when `optimize`, and the injection calibration when due. Both
+    cost ~1 s at 40k chunks and the optimize is SQLite's C code (the GIL released), so where the
+    store can open a second, read-only connection (SQLite in WAL mode) the calibration's searches
+    run on it in a thread meanwhile: they see the same committed rows before and after the merge
+    and the VACUUM, and the calibration is stored once both are done (issue 18)."""
+    from .retrieve.inject import needs_recalibration, recalibrate
+
+    reader = store.open_reader() if optimize and needs_recalibration(store) and hasattr(store, "open_reader") else None
+    if reader is None:
+        if optimize:
+            store.optimize(compact=compact)
         recalibrate(cfg, store)
+        return
+    import threading
+
+    measured: list = []
+    thread = threading.Thread(target=lambda: measured.append(_calibrate_quietly(cfg, reader)),
+                              name="vaultrag-calibrate", daemon=True)
+    thread.start()
+    try:
+        store.optimize(compact=compact)
+    finally:
+        thread.join()
+        reader.close()
+    recalibrate(cfg, store, measured=measured[0] if measured else None)
+
+
+def _calibrate_quietly(cfg: Config, reader):
+    from .retrieve.inject import calibrate
+
+    try:
+        return calibrate(cfg, reader)
+    except Exception as exc:  # recalibrate() measures again on the writer's store and logs there
+        return exc
 
 
 def _run(store: Store, cfg: Config, root: Path, report: Report, progress: Progress | None, stop: _Interrupt,
@@ -352,11 +394,6 @@ def _run(store: Store, cfg: Config, root: Path, report: Report, progress: Progre
                 store.set_meta(PATHS_VERIFIED_META, format(int(digest, 16) ^ int(delta, 16), "032x"))
             if snap is not None and store.files_snapshot:  # after every file write of this run
                 store.set_meta(FILES_SNAPSHOT_META, snap)
-    if full and not report.interrupted:
-        store.optimize(compact=True)  # one VACUUM (optimize alone may run one when pages freed)
-    elif report.added + report.updated + report.deleted >= OPTIMIZE_AFTER_FILES:
-        store.optimize()
-    report.chunks_total = store.counts()["chunks"]
 
 
 def _compare_vault(store: Store, found: dict[str, os.stat_result], key: str, reprocess_all: bool, digest: str
