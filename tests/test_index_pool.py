@@ -46,14 +46,20 @@ def real_vault(tmp_path) -> Path:
 
 
 def _tables(db: Path) -> dict[str, list]:
-    """Every stored row of every table (the vector table's shadow tables included), meta aside."""
+    """Every stored row of every table (the vector table's shadow tables included), meta aside; the
+    FTS5 index as its (term, chunk, column, offset) instances."""
     con = connect(db, readonly=True)
     try:
         out = {}
         for name, sql in con.execute("SELECT name, sql FROM sqlite_master WHERE type = 'table' ORDER BY name"):
             if name == "meta" or (sql or "").upper().startswith("CREATE VIRTUAL"):
                 continue
+            if name in ("chunks_fts_data", "chunks_fts_idx"):  # their segments follow the commits: compared
+                continue  # below as what they index, every term's every position
             out[name] = sorted(map(repr, con.execute(f'SELECT * FROM "{name}"')))
+        con.execute("CREATE VIRTUAL TABLE temp.fts_pos USING fts5vocab(main, chunks_fts, instance)")
+        out["fts5 instances"] = [tuple(r) for r in con.execute("SELECT * FROM temp.fts_pos ORDER BY 1, 2, 3, 4")]
+        assert out["fts5 instances"], "an FTS index to compare"
         return out
     finally:
         con.close()

@@ -193,3 +193,26 @@ def test_question_thresholds_are_stricter_and_stored(vault, cfg_for):
     bad = json.loads(cal.to_json())
     bad["split"] = {"code": [1.0]}
     assert Calibration.from_json(json.dumps(bad)).split is None
+
+
+def test_a_full_rebuild_measures_its_calibration_beside_the_optimize_as_it_would_after(tmp_path, cfg_for, monkeypatch):
+    """The indexer measures the calibration on a second connection while the closing optimize
+    (FTS merge, deflate, VACUUM) runs: what it stores is what a calibration of the finished index
+    gives."""
+    import shutil
+
+    from vaultrag.store.sqlite.store import SqliteStore
+
+    vault = tmp_path / "vault"
+    shutil.copytree(shared_path("eval", "vaults", "obsidian-help", "en"), vault)
+    cfg = cfg_for(vault)
+    readers = []
+    real = SqliteStore.open_reader
+    monkeypatch.setattr(SqliteStore, "open_reader", lambda self: readers.append(self.path) or real(self))
+    reindex(cfg, full=True)
+    assert len(readers) == 1 and ".rebuild-" in readers[0].name, "measured on the shadow copy being built"
+    with Store(cfg.db_path(), readonly=True) as s:
+        stored, again = json.loads(s.get_meta(META_KEY)), json.loads(inject.calibrate(cfg, s).to_json())
+    for d in (stored, again):
+        d.pop("seconds")
+    assert stored == again and stored["chunks"] > 100 and max(stored["thresholds"].values()) > 0

@@ -95,3 +95,24 @@ def test_full_rebuild_deflates_chunk_text_as_an_incremental_run_does(tmp_path):
         a, b = _chunk_rows(inc), _chunk_rows(full)
         assert a == b
         assert sum(kind == "blob" for *_, kind in b) > 0  # the deferred text was packed in the end
+
+
+def test_a_full_rebuild_commits_in_larger_groups_than_an_incremental_run(tmp_path, monkeypatch):
+    """A full rebuild's shadow copy is discarded whole when killed, so it writes REBUILD_FILES_PER_GROUP
+    files a transaction; an incremental run keeps FILES_PER_GROUP (what a kill -9 may lose)."""
+    from vaultrag import indexer
+
+    root = write_notes(tmp_path / "v", _notes(20))
+    cfg = load_config(vault=str(root), db=str(tmp_path / "i.sqlite"), model="bundled")
+    monkeypatch.setattr(indexer, "FILES_PER_GROUP", 3)
+    monkeypatch.setattr(indexer, "REBUILD_FILES_PER_GROUP", 7)
+    groups: list[int] = []
+    real = SqliteStore.write_files
+    monkeypatch.setattr(SqliteStore, "write_files", lambda self, batch: groups.append(len(batch)) or real(self, batch))
+    reindex(cfg, workers=1, embed=False)
+    assert groups == [3] * 6 + [2]
+    groups.clear()
+    reindex(cfg, full=True, workers=1, embed=False)
+    assert groups == [7, 7, 6]
+    with SqliteStore(cfg.db_path(), readonly=True) as s:
+        assert s.counts()["files"] == 20

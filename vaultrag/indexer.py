@@ -43,6 +43,10 @@ OPTIMIZE_AFTER_FILES = 200  # FTS queries slowed 95 -> 150 ms after many small b
 # cost ~1 ms each (38k files: ~15% of a full index on this machine); a killed run loses at most
 # this many files' work and every file stays fully old or fully new.
 FILES_PER_GROUP = 128
+# The same in a full rebuild, whose shadow copy a kill discards whole (it is never published): the
+# group only bounds the results held in memory and how soon Ctrl-C is seen. Fewer commits cost the
+# writer less (tldr, writer alone: commits 1.12 -> 0.6-0.8 s CPU with 512-2048 files a group).
+REBUILD_FILES_PER_GROUP = 1024
 # Vector reuse key: 64 bits of sha256 of the embedded input. A collision (~1e-10 at 100k chunks)
 # would only give one chunk another's vector; the file hash stays full length (live citations).
 EMBED_HASH_HEX = 16
@@ -273,9 +277,51 @@ def _run_on(store: Store, cfg: Config, root: Path, report: Report, progress: Pro
                                     f"rebuilt from the vault"))
         changes = None
     _run(store, cfg, root, report, progress, stop, embed, full, changes, workers)
-    if not report.interrupted:  # issue 12: hooks' per-vault injection threshold
-        from .retrieve.inject import recalibrate
+    compact = full and not report.interrupted
+    optimize = compact or report.added + report.updated + report.deleted >= OPTIMIZE_AFTER_FILES
+    if report.interrupted:
+        if optimize:
+            store.optimize()
+    else:  # issue 12: hooks' per-vault injection threshold, measured while the index is optimized
+        _optimize_and_recalibrate(store, cfg, optimize, compact)
+    report.chunks_total = store.counts()["chunks"]
+
+
+def _optimize_and_recalibrate(store: Store, cfg: Config, optimize: bool, compact: bool) -> None:
+    """`store.optimize(compact=...)` when `optimize`, and the injection calibration when due. Both
+    cost ~1 s at 40k chunks and the optimize is SQLite's C code (the GIL released), so where the
+    store can open a second, read-only connection (SQLite in WAL mode) the calibration's searches
+    run on it in a thread meanwhile: they see the same committed rows before and after the merge
+    and the VACUUM, and the calibration is stored once both are done (issue 18)."""
+    from .retrieve.inject import needs_recalibration, recalibrate
+
+    reader = store.open_reader() if optimize and needs_recalibration(store) and hasattr(store, "open_reader") else None
+    if reader is None:
+        if optimize:
+            store.optimize(compact=compact)
         recalibrate(cfg, store)
+        return
+    import threading
+
+    measured: list = []
+    thread = threading.Thread(target=lambda: measured.append(_calibrate_quietly(cfg, reader)),
+                              name="vaultrag-calibrate", daemon=True)
+    thread.start()
+    try:
+        store.optimize(compact=compact)
+    finally:
+        thread.join()
+        reader.close()
+    recalibrate(cfg, store, measured=measured[0] if measured else None)
+
+
+def _calibrate_quietly(cfg: Config, reader):
+    from .retrieve.inject import calibrate
+
+    try:
+        return calibrate(cfg, reader)
+    except Exception as exc:  # recalibrate() measures again on the writer's store and logs there
+        return exc
 
 
 def _run(store: Store, cfg: Config, root: Path, report: Report, progress: Progress | None, stop: _Interrupt,
@@ -327,7 +373,8 @@ def _run(store: Store, cfg: Config, root: Path, report: Report, progress: Progre
 
     skips_before = len(report.skipped)
     written = _index_files(store, cfg, root, report, progress, stop, embedder, count_tokens, todo, found,
-                           stored_of, indexed, reprocess_all, workers)
+                           stored_of, indexed, reprocess_all, workers,
+                           group=REBUILD_FILES_PER_GROUP if full else FILES_PER_GROUP)
     if len(report.skipped) != skips_before:
         snap = None  # a file the index lacks (unreadable, too large...): the next run looks at it again
     if not report.interrupted:
@@ -352,11 +399,6 @@ def _run(store: Store, cfg: Config, root: Path, report: Report, progress: Progre
                 store.set_meta(PATHS_VERIFIED_META, format(int(digest, 16) ^ int(delta, 16), "032x"))
             if snap is not None and store.files_snapshot:  # after every file write of this run
                 store.set_meta(FILES_SNAPSHOT_META, snap)
-    if full and not report.interrupted:
-        store.optimize(compact=True)  # one VACUUM (optimize alone may run one when pages freed)
-    elif report.added + report.updated + report.deleted >= OPTIMIZE_AFTER_FILES:
-        store.optimize()
-    report.chunks_total = store.counts()["chunks"]
 
 
 def _compare_vault(store: Store, found: dict[str, os.stat_result], key: str, reprocess_all: bool, digest: str
@@ -481,7 +523,8 @@ def _still_note(cfg: Config, root: Path, rel: str) -> bool:
 
 def _index_files(store: Store, cfg: Config, root: Path, report: Report, progress: Progress | None,
                  stop: _Interrupt, embedder, count_tokens, todo: list[str], found: dict, stored_of: dict,
-                 indexed: dict, reprocess_all: bool, workers: int | None = None) -> list[str]:
+                 indexed: dict, reprocess_all: bool, workers: int | None = None, group: int = FILES_PER_GROUP
+                 ) -> list[str]:
     """Read, scrub, chunk and embed `todo` (in worker processes when there are many: index_pool),
     writing each group of files in one transaction (every file stays fully old or fully new when a
     run is killed; the group only sets how much work a kill loses). Progress is reported after each
@@ -500,11 +543,11 @@ def _index_files(store: Store, cfg: Config, root: Path, report: Report, progress
     written: list[str] = []
     forms = getattr(store, "precompute_forms", None)  # SQLite: FTS5 forms made by the workers
     with closing(prepared_files(jobs, root, cfg, count_tokens, embedder, size, method, forms)) as items:
-        for start in range(0, len(jobs), FILES_PER_GROUP):
+        for start in range(0, len(jobs), group):
             if stop.flag:
                 break
-            group = [next(items) for _ in jobs[start:start + FILES_PER_GROUP]]
-            _write_group(store, cfg, report, progress, embedder, group, indexed, written, len(jobs))
+            done = [next(items) for _ in jobs[start:start + group]]
+            _write_group(store, cfg, report, progress, embedder, done, indexed, written, len(jobs))
     if stop.flag:
         report.interrupted = True
     return written

@@ -188,13 +188,14 @@ def needs_recalibration(store) -> bool:
     return abs(n - cal.chunks) > RECALIBRATE_SHARE * max(cal.chunks, 1)
 
 
-def recalibrate(cfg, store, *, force: bool = False) -> Calibration | None:
+def recalibrate(cfg, store, *, force: bool = False, measured=None) -> Calibration | None:
     """Measure and store the calibration when missing or stale (a writable store). Returns it,
-    or None when the stored one still holds."""
+    or None when the stored one still holds. `measured`: a Calibration already measured on this
+    index's committed rows (the indexer's, on a second connection), stored instead of measuring."""
     if not force and not needs_recalibration(store):
         return None
     try:
-        cal = calibrate(cfg, store)
+        cal = measured if isinstance(measured, Calibration) else calibrate(cfg, store)
         with store.transaction():
             store.set_meta(META_KEY, cal.to_json())
     except Exception as exc:  # the index is fine without it: hooks fall back to MIN_SCORE

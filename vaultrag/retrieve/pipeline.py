@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Iterable
+from functools import lru_cache
 from pathlib import Path
 
 from ..config import Config, load_config
@@ -247,13 +248,26 @@ def title_share(query: str, chunks: dict[int, StoredChunk]) -> dict[int, float]:
     """chunk id -> share of its note title's words that the query contains (inflected forms meet,
     see `_same_word`): a query that names a note points at it."""
     q = query_terms(query)
+    exact = set(q)
+    # Two different words are `_same_word` only when both have 4+ characters and the same first 4:
+    # each title word is compared with the query words of its first 4 characters alone (a hook's
+    # calibration runs this over 100 candidates for 221 prompts: half its time went here).
+    by_prefix: dict[str, list[str]] = {}
+    for w in q:
+        if len(w) >= 4:
+            by_prefix.setdefault(w[:4], []).append(w)
     shares: dict[str, float] = {}
     for ch in chunks.values():
         if ch.title not in shares:
-            tw = query_terms(ch.title or "")
-            hit = sum(any(_same_word(t, w) for w in q) for t in tw)
+            tw = _title_terms(ch.title or "")
+            hit = sum(t in exact or any(_same_word(t, w) for w in by_prefix.get(t[:4], ())) for t in tw)
             shares[ch.title] = hit / len(tw) if tw else 0.0
     return {cid: shares[ch.title] for cid, ch in chunks.items()}
+
+
+@lru_cache(maxsize=4096)
+def _title_terms(title: str) -> tuple[str, ...]:
+    return tuple(query_terms(title))  # the same notes' titles come back query after query
 
 
 # A search limited to some scopes (issue 17) asks the channels for this many times more candidates,

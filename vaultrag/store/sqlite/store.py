@@ -131,6 +131,11 @@ class _StoreBase:
     def close(self) -> None:
         self.conn.close()
 
+    def open_reader(self) -> "SqliteStore":
+        """A read-only store on the same file, for another thread (WAL: it reads the committed rows
+        while this connection writes)."""
+        return type(self)(self.path, readonly=True)
+
     @property
     def location(self) -> str:
         return str(self.path)
