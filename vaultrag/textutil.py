@@ -404,6 +404,14 @@ def _cjk_grams(run: str) -> list[str]:
     return [p[i : i + 2] if len(p) > 1 else p for p in parts for i in range(max(1, len(p) - 1))]
 
 
+def spaceless_runs(text: str) -> list[tuple[str, ...]]:
+    """The grapheme clusters of each spaceless-script run of `text` (Thai...), in query form (as
+    `query_terms` makes its grams): what the evidence gate checks for adjacency. [] for ASCII."""
+    if text.isascii() or not SEG_RE.search(text):
+        return []
+    return [tuple(clusters(tok)) for tok in words(text) if SEG_RE.match(tok)]
+
+
 def query_terms(text: str) -> list[str]:
     """Search terms of free user text, in order, deduplicated, stopwords dropped.
 
