@@ -48,10 +48,11 @@ GATE_TYPO_CREDIT = 0.5
 # held by a chunk only inside a run of SEG_RUN_MATCH clusters of the query that the chunk holds
 # contiguously, and every gram of the query weighs (not only BM25's 8 rarest: for Thai those are
 # mostly grams straddling two words, found by chance in a few chunks), by IDF to SEG_IDF_POWER.
-# xquad-th (benchmarks/eval.py, full set / lang_gate.py, half vault: abstained on answerable,
-# off-topic answered), main's rule (kept + absent grams, IDF^2): 0.100 / 0.121, 0.185; runs of 3,
-# IDF^1.5: see BENCHMARKS.md "Stop 16 — lang5" (offline: 0.070 / 0.069, 0.145; IDF^2 0.106;
-# runs of 4, IDF^1 0.085 / 0.077, 0.122; runs of 2, i.e. no adjacency, IDF^2 at 0.33 ~0.12 / 0.22).
+# xquad-th, abstained on answerable (benchmarks/eval.py, full set) / on lang_gate.py's half vault,
+# and off-topic answered (same language): main's rule (BM25's 8 terms + absent grams, IDF^2)
+# 0.100 / 0.121 / 0.185; runs of 3, IDF^1.5 0.049 / 0.046 / 0.133; IDF^2 0.082 / 0.074 / 0.119;
+# runs of 4, IDF^1.5 0.074 / 0.072 / 0.083; every gram without adjacency (runs of 2), IDF^2
+# 0.054 / 0.048 / 0.207 (BENCHMARKS.md "Stop 16 — lang5").
 SEG_RUN_MATCH = 3
 SEG_IDF_POWER = 1.5
 GATE_MAX_ABSENT = 8  # words the vault lacks that the gate counts (bounds its cost on long prompts)
