@@ -136,7 +136,7 @@ def _idf(df: int, n: int) -> float:
 def _run_evidence(store: Store, fq: FtsQuery, ids: list[int], n: int,
                   chunks: dict[int, StoredChunk] | None) -> tuple[float, dict[int, float], dict[int, list[int]]]:
     """The spaceless-script part of the gate's weight (see SEG_RUN_MATCH): (total weight, weight
-    held per chunk id, document counts of the grams each holds)."""
+    held per chunk id, the grams each holds: (document count, whether BM25 kept the gram))."""
     grams: dict[str, tuple[tuple[str, ...], int]] = {}  # gram -> (its run, position), first seen
     for run in fq.runs:
         for i in range(max(1, len(run) - 1)):
@@ -148,7 +148,8 @@ def _run_evidence(store: Store, fq: FtsQuery, ids: list[int], n: int,
     weight = {g: _idf(df[g], n) ** SEG_IDF_POWER for g in grams}
     chunks = chunks if chunks is not None and all(c in chunks for c in ids) else store.chunks_by_id(ids)
     got = {cid: 0.0 for cid in ids}
-    held: dict[int, list[int]] = {cid: [] for cid in ids}
+    held: dict[int, list[tuple[int, bool]]] = {cid: [] for cid in ids}
+    kept = set(fq.terms)
     for cid in ids:
         ch = chunks.get(cid)
         if ch is None:
@@ -163,7 +164,7 @@ def _run_evidence(store: Store, fq: FtsQuery, ids: list[int], n: int,
             if any(_holds(text, "".join(run[a:a + span]))
                    for a in range(max(0, i + min(2, len(run)) - span), min(i, len(run) - span) + 1)):
                 got[cid] += weight[g]
-                held[cid].append(df[g])
+                held[cid].append((df[g], Term(g) in kept))
     return sum(weight.values()), got, held
 
 
@@ -226,7 +227,7 @@ def term_evidence(store: Store, fq: FtsQuery, ids: list[int], chunks: dict[int, 
     known_cjk = set().union(*(_cjk_chars(t) for t in present))
     weight = {t: _idf(df[t], n) ** 2 for t in terms if df[t] or not _cjk_chars(t) & known_cjk}
     got = {cid: 0.0 for cid in ids}
-    held: dict[int, list[int]] = {cid: [] for cid in ids}
+    held: dict[int, list[tuple[int, bool]]] = {cid: [] for cid in ids}  # (df, counted in specificity)
     total = sum(weight.values())
     if fq.runs:
         run_total, run_got, run_held = _run_evidence(store, fq, ids, n, chunks)
@@ -245,9 +246,11 @@ def term_evidence(store: Store, fq: FtsQuery, ids: list[int], chunks: dict[int, 
         credit = GATE_TYPO_CREDIT if t in fq.typos else 1.0  # a typo's correction: half a match
         for cid in found:
             got[cid] += weight[t] * credit
-            held[cid].append(df[t])
+            held[cid].append((df[t], True))
     best = max(ids, key=lambda cid: (got[cid], -ids.index(cid)))
-    spec = sum(math.log(n / max(1, d)) for d in held[best]) - math.log(n)
+    # specificity counts a spaceless script's grams only among BM25's kept terms, as it did before
+    # they were all weighed: overlapping grams are not independent (inject.py's scale)
+    spec = sum(math.log(n / max(1, d)) for d, counted in held[best] if counted) - math.log(n)
     n_runs = len({" ".join(r[i:i + 2]) for r in fq.runs for i in range(max(1, len(r) - 1))})
     return {"term_coverage": round(got[best] / total, 4), "specificity": round(max(0.0, spec), 3),
             "terms_matched": len(held[best]), "terms_total": len(weight) + n_runs}
