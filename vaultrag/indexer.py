@@ -57,7 +57,8 @@ EMBED_HASH_HEX = 16
 # "3" (issue 20 second round, issue 15 third round): Latin/Cyrillic notes stemmed by their language,
 # two-letter lexemes for Thai/Lao/Khmer/Myanmar on PostgreSQL (SQLite's schema 5 rebuilds anyway).
 # "4" (issue 20 third round): a note's words kept beside their stems; agglutinative notes detected.
-INDEX_FORMAT = "4"
+# "5" (issue 20 fifth round): Arabic stemmed before alef forms are folded.
+INDEX_FORMAT = "5"
 # Meta row: a digest of the stored paths whose names this vaultrag scrubbed (stored_path) when it
 # wrote them. While it matches the index, a file whose real path is stored as itself and whose
 # (mtime, size) still match is skipped without scrubbing its name again; a row written otherwise (an

@@ -12,7 +12,7 @@ By script, not by language list (issue 20):
   stay inside their words: the FTS5 tokenizer counts category M as token characters
   (store/sqlite/schema.py FTS_TOKENIZE), and so does the word pattern here (textmarks.MARKS).
 - `fold`: NFKC, Turkish dotted/dotless i to i, Greek accents and final sigma, Arabic diacritics,
-  tatweel and alef/yeh/teh-marbuta forms; applied identically at index time (`fts_text`) and
+  tatweel and alef wasla (alef with hamza/madda after the stemmer); applied identically at index time (`fts_text`) and
   query time (`words`), before FTS5 lowercases and folds Latin diacritics itself.
 """
 from __future__ import annotations
@@ -109,16 +109,19 @@ def clusters(run: str) -> list[str]:
 
 
 # -- fold: what FTS5's unicode61 does not fold, done the same way on both sides ------------------
-# Arabic: harakat, superscript alef, Quranic marks and tatweel removed; alef with hamza/madda and
-# wasla to bare alef. Alef maqsura and teh marbuta are left to the Snowball stemmer, which strips
+# Arabic: harakat, superscript alef, Quranic marks and tatweel removed; alef wasla to bare alef
+# (hamza/madda forms: _ALEF_FOLD, after stemming). Alef maqsura and teh marbuta are left to the Snowball stemmer, which strips
 # them as endings: folding them first (to yeh / heh) cost xquad-ar 0.940 -> 0.923 ranking and
 # 0.867 -> 0.853 as answered. Turkish: dotted capital and dotless small i to i (unicode61 lowercases I to i,
 # so "ISPARTA" and "ılık" would otherwise never meet their other spellings). Greek: final sigma.
-_FOLD_CHARS = {0x0130: "i", 0x0131: "i", 0x03C2: "\u03c3", 0x0640: None, 0x0622: "\u0627", 0x0623: "\u0627",
-               0x0625: "\u0627", 0x0671: "\u0627", 0x0670: None}
+_FOLD_CHARS = {0x0130: "i", 0x0131: "i", 0x03C2: "\u03c3", 0x0640: None, 0x0671: "\u0627", 0x0670: None}
+# Alef with hamza or madda becomes bare alef after stemming (`_stem`), not before: Snowball's
+# Arabic stemmer folds them itself, and strips a leading conjunction only before a hamza ("وأرمينيا"
+# -> ارميني, but "وارمينيا" stays whole when folded first).
+_ALEF_FOLD = {0x0622: "\u0627", 0x0623: "\u0627", 0x0625: "\u0627"}
 _FOLD_CHARS.update({cp: None for cp in range(0x064B, 0x0660)})
 _FOLD_CHARS.update({cp: None for cp in range(0x0610, 0x061B)})
-_FOLD_RE = _LazyPattern("[\u0130\u0131\u0370-\u03ff\u1f00-\u1fff\u0610-\u061a\u0622\u0623\u0625"
+_FOLD_RE = _LazyPattern("[\u0130\u0131\u0370-\u03ff\u1f00-\u1fff\u0610-\u061a"
                       "\u0640\u064b-\u065f\u0670\u0671]")
 _FOLD_TABLE: dict[int, str | None] | None = None
 
@@ -238,7 +241,8 @@ def _stem(token: str) -> str:
     st = _stemmer(lang)
     if len(_STEM_CACHE) >= STEM_CACHE_MAX:
         _STEM_CACHE.clear()
-    got = _STEM_CACHE[token] = st.stemWord(token) or token
+    got = st.stemWord(token) or token
+    got = _STEM_CACHE[token] = got.translate(_ALEF_FOLD) if lang == "arabic" else got
     return got
 
 
@@ -323,8 +327,10 @@ def is_stopword(token: str) -> bool:
 
 
 def normalize(text: str) -> str:
-    """`fold` + casefold: the form every comparison (metadata keys, term matching) uses."""
-    return fold(text).casefold()
+    """`fold` + casefold, hamza forms of alef as bare alef: the form every comparison (metadata
+    keys, term matching) uses."""
+    text = fold(text).casefold()
+    return text if text.isascii() else text.translate(_ALEF_FOLD)
 
 
 def _spaced(run: str) -> str:
@@ -396,6 +402,14 @@ def _cjk_grams(run: str) -> list[str]:
     else:
         parts = [run]
     return [p[i : i + 2] if len(p) > 1 else p for p in parts for i in range(max(1, len(p) - 1))]
+
+
+def spaceless_runs(text: str) -> list[tuple[str, ...]]:
+    """The grapheme clusters of each spaceless-script run of `text` (Thai...), in query form (as
+    `query_terms` makes its grams): what the evidence gate checks for adjacency. [] for ASCII."""
+    if text.isascii() or not SEG_RE.search(text):
+        return []
+    return [tuple(clusters(tok)) for tok in words(text) if SEG_RE.match(tok)]
 
 
 def query_terms(text: str) -> list[str]:

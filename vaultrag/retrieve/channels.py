@@ -6,7 +6,7 @@ from pathlib import Path
 
 from ..frozen import frozen
 from ..store import Store, Term
-from ..textutil import NOTE_LANGS_META, meta_key, query_terms, word_prefix
+from ..textutil import NOTE_LANGS_META, meta_key, query_terms, spaceless_runs, word_prefix
 from .types import ChannelStatus
 
 # BM25 column weights: chunk text, heading path, 'title | type | tags' context (issue 5).
@@ -43,6 +43,7 @@ class FtsQuery:
     df: dict[Term, int]  # document counts of every term (capped), when pruning ran
     loose: dict[Term, tuple[Term, ...]] | None = None  # term -> the looser forms the evidence gate accepts
     typos: frozenset[Term] = frozenset()  # terms whose alternatives are typo corrections (the gate's half credit)
+    runs: tuple[tuple[str, ...], ...] = ()  # clusters of the query's spaceless-script runs (the gate's adjacency)
 
     @property
     def match(self) -> bool:
@@ -97,7 +98,7 @@ def build_fts_query(text: str, store: Store | None = None, max_terms: int = MAX_
         keep = set(order[:max_terms])
         dropped = [t for t in terms if t not in keep]
         terms = [t for t in terms if t in keep]
-    return FtsQuery(tuple(terms), tuple(dropped), df, loose, frozenset(fixed.values()))
+    return FtsQuery(tuple(terms), tuple(dropped), df, loose, frozenset(fixed.values()), tuple(spaceless_runs(text)))
 
 
 def note_languages(store: Store | None) -> tuple[str, ...]:

@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import math
 import time
+import unicodedata
 from collections.abc import Iterable
 from functools import lru_cache
 from pathlib import Path
 
 from ..config import Config, load_config
-from ..store import Store, StoredChunk, open_store
+from ..store import Store, StoredChunk, Term, open_store
 from ..sessions import is_session_path
-from ..textutil import SEG_RE, gram_units, is_stopword, query_terms
+from ..textutil import SEG_RE, fold, gram_units, is_stopword, query_terms
 from .channels import (FtsQuery, bm25_channel, build_fts_query, meta_channel, note_languages, similarities,
                        vec_channel)
 from .citations import FileCache, changed_on_disk, locate, locate_session, stored_copy
@@ -44,12 +45,17 @@ GATE_TOP_LEXICAL = 3  # how many BM25 hits the coverage check inspects
 # counts half: a typo, or a rare word the vault does not know that happens to be one edit from
 # one it does (full credit: unrelated xquad-en questions answered 7.8% -> 10.4% on obsidian-help).
 GATE_TYPO_CREDIT = 0.5
-# Absent grams of a spaceless alphabet (Thai...) left out of the gate's weight as word-boundary
-# artefacts: runs of fewer than this many in a row (straddling_grams). Measured on xquad-th
-# (benchmarks/lang_gate.py: half the corpus as the vault; abstained on answerable / answered
-# off-topic, same language), bigrams: 0 (every absent gram counts) 12.1% / 18.5%; 2: 4.5% / 38.8%;
-# CJK's shared-character rule 2.4% / 52%. 0 keeps off-topic Thai near English's 21%.
-STRADDLE_MAX_RUN = 0
+# Spaceless alphabets (Thai, Lao, Khmer, Myanmar): a query gram (two grapheme clusters) counts as
+# held by a chunk only inside a run of SEG_RUN_MATCH clusters of the query that the chunk holds
+# contiguously, and every gram of the query weighs (not only BM25's 8 rarest: for Thai those are
+# mostly grams straddling two words, found by chance in a few chunks), by IDF to SEG_IDF_POWER.
+# xquad-th, abstained on answerable (benchmarks/eval.py, full set) / on lang_gate.py's half vault,
+# and off-topic answered (same language): main's rule (BM25's 8 terms + absent grams, IDF^2)
+# 0.100 / 0.121 / 0.185; runs of 3, IDF^1.5 0.049 / 0.046 / 0.133; IDF^2 0.082 / 0.074 / 0.119;
+# runs of 4, IDF^1.5 0.074 / 0.072 / 0.083; every gram without adjacency (runs of 2), IDF^2
+# 0.054 / 0.048 / 0.207 (BENCHMARKS.md "Stop 16 — lang5").
+SEG_RUN_MATCH = 3
+SEG_IDF_POWER = 1.5
 GATE_MAX_ABSENT = 8  # words the vault lacks that the gate counts (bounds its cost on long prompts)
 # Vectors re-rank what the lexical channels found; a chunk found by vectors alone joins the fusion
 # only when it is this similar. Measured (BENCHMARKS.md, eval): with the bundled static model,
@@ -124,25 +130,55 @@ def _cjk_chars(term) -> set[str]:
     return set() if term.text.isascii() or SEG_RE.match(term.text) else set(gram_units(term.text))
 
 
-def straddling_grams(order: list, present: set) -> set:
-    """Absent grams of a spaceless alphabetic script (Thai...) taken for word-boundary artefacts:
-    runs of fewer than STRADDLE_MAX_RUN in a row. (The CJK rule, a shared character, leaves out
-    nearly every absent gram of a 70-letter alphabet: Thai questions about other articles were
-    answered 52% of the time, benchmarks/lang_gate.py.)"""
-    seg = [t for t in order if SEG_RE.match(t.text)]
-    out: set = set()
-    i = 0
-    while i < len(seg):
-        if seg[i] in present:
-            i += 1
+def _idf(df: int, n: int) -> float:
+    return math.log(1 + (n - df + 0.5) / (df + 0.5))
+
+
+def _run_evidence(store: Store, fq: FtsQuery, ids: list[int], n: int,
+                  chunks: dict[int, StoredChunk] | None) -> tuple[float, dict[int, float], dict[int, list[int]]]:
+    """The spaceless-script part of the gate's weight (see SEG_RUN_MATCH): (total weight, weight
+    held per chunk id, the grams each holds: (document count, whether BM25 kept the gram))."""
+    grams: dict[str, tuple[tuple[str, ...], int]] = {}  # gram -> (its run, position), first seen
+    for run in fq.runs:
+        for i in range(max(1, len(run) - 1)):
+            grams.setdefault(" ".join(run[i:i + 2]), (run, i))
+    df = {}
+    for g in grams:
+        t = Term(g)
+        df[g] = fq.df[t] if t in fq.df else store.doc_freq(t, n)
+    weight = {g: _idf(df[g], n) ** SEG_IDF_POWER for g in grams}
+    chunks = chunks if chunks is not None and all(c in chunks for c in ids) else store.chunks_by_id(ids)
+    got = {cid: 0.0 for cid in ids}
+    held: dict[int, list[tuple[int, bool]]] = {cid: [] for cid in ids}
+    kept = set(fq.terms)
+    for cid in ids:
+        ch = chunks.get(cid)
+        if ch is None:
             continue
-        j = i
-        while j < len(seg) and seg[j] not in present:
-            j += 1
-        if j - i < STRADDLE_MAX_RUN:
-            out.update(seg[i:j])
-        i = j
-    return out
+        # the chunk's folded text without spaces: FTS5's cluster tokens stand next to each other
+        # across a space too (fts_text itself costs ~15x more: it splits every cluster)
+        text = "".join(fold(" ".join((ch.text, ch.heading_path or "", ch.context or ""))).split())
+        for g, (run, i) in grams.items():
+            if not df[g]:
+                continue
+            span = min(SEG_RUN_MATCH, len(run))  # the windows of `span` clusters holding the gram
+            if any(_holds(text, "".join(run[a:a + span]))
+                   for a in range(max(0, i + min(2, len(run)) - span), min(i, len(run) - span) + 1)):
+                got[cid] += weight[g]
+                held[cid].append((df[g], Term(g) in kept))
+    return sum(weight.values()), got, held
+
+
+def _holds(text: str, clusters: str) -> bool:
+    """`clusters` (whole grapheme clusters) occur in `text` ending where a cluster ends (the next
+    character is not a combining mark: "ก" is not in "กิ")."""
+    i = text.find(clusters)
+    while i >= 0:
+        j = i + len(clusters)
+        if j == len(text) or not unicodedata.category(text[j]).startswith("M"):
+            return True
+        i = text.find(clusters, i + 1)
+    return False
 
 
 def _absent_function_words(store: Store, absent: list) -> set:
@@ -164,40 +200,44 @@ def term_coverage(store: Store, fq: FtsQuery, ids: list[int]) -> float:
     return term_evidence(store, fq, ids)["term_coverage"]
 
 
-def term_evidence(store: Store, fq: FtsQuery, ids: list[int]) -> dict:
+def term_evidence(store: Store, fq: FtsQuery, ids: list[int], chunks: dict[int, StoredChunk] | None = None) -> dict:
     """Best share (0..1) of the query's IDF^2-weighted terms found in any of `ids`.
 
     The terms: those BM25 searched, plus (up to GATE_MAX_ABSENT) those pruned because no chunk
     holds them; terms pruned as too common weigh next to nothing and are left out. A CJK term no
     chunk holds is left out when it shares a character with one the index has: it straddles a
-    word boundary (an artefact of bigram segmentation), not a word the vault lacks. A query of
-    stopwords only names no topic: 0.
+    word boundary (an artefact of bigram segmentation), not a word the vault lacks. The grams of a
+    spaceless alphabet are weighed apart (`_run_evidence`; `chunks`: the chunks of `ids` if loaded).
+    A query of stopwords only names no topic: 0.
 
     Also returns what unsolicited injection weighs (inject.py), of the best-covered chunk:
     `specificity`, how unlikely its terms meet in one chunk by chance (the sum of ln(N/df) over
     the terms it holds, minus ln N: ~0 when a chunk like it is expected anyway), and
     `terms_matched` / `terms_total`."""
     none = {"term_coverage": 0.0, "specificity": 0.0, "terms_matched": 0, "terms_total": 0}
-    absent = [t for t in fq.dropped if fq.df.get(t) == 0][:GATE_MAX_ABSENT]
-    terms = list(fq.terms) + absent
-    if not ids or not terms or all(is_stopword(t.text) for t in terms):
+    seg = (lambda t: bool(SEG_RE.match(t.text))) if fq.runs else (lambda t: False)
+    absent = [t for t in fq.dropped if fq.df.get(t) == 0 and not seg(t)][:GATE_MAX_ABSENT]
+    terms = [t for t in fq.terms if not seg(t)] + absent
+    if not ids or not (terms or fq.runs) or (terms and not fq.runs and all(is_stopword(t.text) for t in terms)):
         return none
     n = max(1, store.chunk_count())
     df = {t: fq.df[t] if t in fq.df else store.doc_freq(t, n) for t in terms}
     unsaid = _absent_function_words(store, [t for t in terms if not df[t]])
     terms = [t for t in terms if t not in unsaid]
-    if not terms:
-        return none
-    present = [t for t in fq.terms if df[t]] + [t for t in fq.dropped if fq.df.get(t)]
+    present = [t for t in fq.terms if df.get(t)] + [t for t in fq.dropped if fq.df.get(t)]
     known_cjk = set().union(*(_cjk_chars(t) for t in present))
-    straddling = straddling_grams(list(fq.loose or terms), set(present))
-    weight = {t: math.log(1 + (n - df[t] + 0.5) / (df[t] + 0.5)) ** 2 for t in terms
-              if df[t] or not (_cjk_chars(t) & known_cjk or t in straddling)}
+    weight = {t: _idf(df[t], n) ** 2 for t in terms if df[t] or not _cjk_chars(t) & known_cjk}
+    got = {cid: 0.0 for cid in ids}
+    held: dict[int, list[tuple[int, bool]]] = {cid: [] for cid in ids}  # (df, counted in specificity)
     total = sum(weight.values())
+    if fq.runs:
+        run_total, run_got, run_held = _run_evidence(store, fq, ids, n, chunks)
+        total += run_total
+        for cid in ids:
+            got[cid] += run_got[cid]
+            held[cid] += run_held[cid]
     if not total:
         return none
-    got = {cid: 0.0 for cid in ids}
-    held: dict[int, list[str]] = {cid: [] for cid in ids}
     for t in weight:
         found = store.contains((t,), ids) if df[t] else set()
         looser = (fq.loose or {}).get(t, (t,))
@@ -207,11 +247,14 @@ def term_evidence(store: Store, fq: FtsQuery, ids: list[int]) -> dict:
         credit = GATE_TYPO_CREDIT if t in fq.typos else 1.0  # a typo's correction: half a match
         for cid in found:
             got[cid] += weight[t] * credit
-            held[cid].append(t)
+            held[cid].append((df[t], True))
     best = max(ids, key=lambda cid: (got[cid], -ids.index(cid)))
-    spec = sum(math.log(n / max(1, df[t])) for t in held[best]) - math.log(n)
+    # specificity counts a spaceless script's grams only among BM25's kept terms, as it did before
+    # they were all weighed: overlapping grams are not independent (inject.py's scale)
+    spec = sum(math.log(n / max(1, d)) for d, counted in held[best] if counted) - math.log(n)
+    n_runs = len({" ".join(r[i:i + 2]) for r in fq.runs for i in range(max(1, len(r) - 1))})
     return {"term_coverage": round(got[best] / total, 4), "specificity": round(max(0.0, spec), 3),
-            "terms_matched": len(held[best]), "terms_total": len(weight)}
+            "terms_matched": len(held[best]), "terms_total": len(weight) + n_runs}
 
 
 def top_margin(bm25: list[tuple[int, float]], chunks: dict[int, StoredChunk]) -> float | None:
@@ -383,7 +426,7 @@ def search(query: str, config: Config | None = None, *, k: int | None = None, ch
         evidence = {"pinned": bool(pinned), "named": named,
                     "title_named": bool(direct) and title_share(query, {direct[0].chunk_id: chunks[direct[0].chunk_id]}
                                                                  ).get(direct[0].chunk_id, 0.0) >= 1.0,
-                    **term_evidence(store, fq, lexical_ids),
+                    **term_evidence(store, fq, lexical_ids, chunks),
                     "vec_similarity": max((s for _, s in knn), default=None),
                     "vec_known": qv.known if qv else None,
                     "top_margin": top_margin(results.get("bm25", []), chunks)}

@@ -32,7 +32,9 @@ from .vectors import padded_dim
 # Version 6 (issue 20, third round): a note with a language is indexed as its words plus the stems
 # that do not begin them (notelang.note_index_form), not as stems alone; the FTS delete recomputes
 # a row's terms, which for a version-5 row would no longer be the ones stored, so it is rebuilt.
-BASE_VERSION = 6
+# Version 7 (issue 20, fifth round): Arabic words are stemmed before alef with hamza or madda is
+# folded (textutil._ALEF_FOLD), so a version-6 row's Arabic stems are not the ones recomputed: rebuilt.
+BASE_VERSION = 7
 
 # Tokenizer: porter stemming over unicode61 with diacritics folded. Porter only changes
 # English-looking suffixes; other scripts pass through unchanged (measured in BENCHMARKS.md).
