@@ -6,12 +6,12 @@
 The gate (retrieve/pipeline.py) answers when the lexical evidence holds (a pinned or named note, term
 coverage >= GATE_MIN_TERM_COVERAGE) or when the nearest chunk's cosine reaches GATE_MIN_VEC_SIMILARITY for
 a query the model can read (known-word share >= GATE_MIN_VEC_KNOWN). A model whose cosines sit elsewhere
-(a centred one) needs its own floor. This runs every query once with the gate off, keeps the evidence,
-and prints, per set and floor: the share of answerable queries the gate abstains on (the dev sets, all
+(a centred one) needs its own floor and share (declared in its config.json: channels.model_vec_gate). This runs every query once with the gate off, keeps the evidence,
+and prints, per set, floor and known-word share: the share of answerable queries the gate abstains on (the dev sets, all
 queries unless --max-queries) and the share of unanswerable ones it answers (eval.py's GATE_PAIRS: question
 sets against obsidian-help vaults, --max-queries each). Answerable sets are indexed as model_probe.py does
 (its cache); the obsidian-help vaults for the unanswerable pairs under the same cache. One JSON line per
-(model, set, floor); --dump FILE also writes the raw evidence.
+(model, set, floor, share); --dump FILE also writes the raw evidence.
 """
 from __future__ import annotations
 
@@ -36,18 +36,17 @@ def _load(name: str):
 
 
 def evidence_of(query: str, cfg, store) -> dict:
-    from vaultrag.retrieve.pipeline import GATE_MIN_TERM_COVERAGE, GATE_MIN_VEC_KNOWN, search
+    from vaultrag.retrieve.pipeline import GATE_MIN_TERM_COVERAGE, search
 
     ans = search(query, cfg, store=store, k=10, max_tokens=0, gate=False)
     ev = ans.evidence or {}
     lexical = bool(ev.get("pinned") or ev.get("named") or (ev.get("term_coverage") or 0.0) >= GATE_MIN_TERM_COVERAGE)
-    readable = (ev.get("vec_known") or 0.0) >= GATE_MIN_VEC_KNOWN
-    return {"hits": ans.status == "ok", "lexical": lexical,
-            "vec": (ev.get("vec_similarity") or 0.0) if readable else None}
+    return {"hits": ans.status == "ok", "lexical": lexical, "vec": ev.get("vec_similarity") or 0.0,
+            "known": ev.get("vec_known") or 0.0}
 
 
-def passed(e: dict, floor: float) -> bool:
-    return e["hits"] and (e["lexical"] or (e["vec"] is not None and e["vec"] >= floor))
+def passed(e: dict, floor: float, known: float) -> bool:
+    return e["hits"] and (e["lexical"] or (e["known"] >= known and e["vec"] >= floor))
 
 
 def main(argv=None) -> int:
@@ -58,6 +57,7 @@ def main(argv=None) -> int:
                     "with --cap-answerable); 0 = all")
     ap.add_argument("--cap-answerable", action="store_true")
     ap.add_argument("--floors", default="0.3,0.35,0.4,0.45,0.5,0.55,0.6,0.65,0.7,0.75,0.8,0.85,0.9,0.95,0.97,1.01")
+    ap.add_argument("--known", default="0.5,0.75,0.9", help="known-word shares the gate's vector route wants")
     ap.add_argument("--no-unanswerable", action="store_true")
     ap.add_argument("--dump", type=Path)
     args = ap.parse_args(argv)
@@ -66,6 +66,7 @@ def main(argv=None) -> int:
     from vaultrag.store import Store
 
     floors = [float(f) for f in args.floors.split(",")]
+    knowns = [float(k) for k in args.known.split(",")]
     dump = args.dump.open("w", encoding="utf-8") if args.dump else None
     for model in args.models:
         groups: list[tuple[str, str, list[str], object]] = []  # (kind, name, queries, cfg)
@@ -93,10 +94,12 @@ def main(argv=None) -> int:
                 for q, e in zip(queries, evs):
                     dump.write(json.dumps({"model": model, "kind": kind, "set": name, "q": q, **e}) + "\n")
             for f in floors:
-                share = sum(passed(e, f) for e in evs) / max(1, len(evs))
-                key = "abstained" if kind == "answerable" else "answered"
-                print(json.dumps({"model": model, "kind": kind, "set": name, "floor": f, "queries": len(evs),
-                                  key: round(1 - share if kind == "answerable" else share, 4)}), flush=True)
+                for kn in knowns:
+                    share = sum(passed(e, f, kn) for e in evs) / max(1, len(evs))
+                    key = "abstained" if kind == "answerable" else "answered"
+                    print(json.dumps({"model": model, "kind": kind, "set": name, "floor": f, "known": kn,
+                                      "queries": len(evs), key: round(1 - share if kind == "answerable" else share, 4)}),
+                          flush=True)
             print(f"# {model} {name} done", file=sys.stderr, flush=True)
     return 0
 

@@ -19,7 +19,8 @@ Input: the model ``scripts/build_model.py`` writes (``--model``, default the bun
 refuses a model that is already centred (its mean over the same text is already small, see
 ``CENTRED_MAX_SHARE``), so running it twice does not subtract twice. Output: ``model.safetensors``
 rewritten (int8, rescaled to the full int8 range; cosine is scale-free) in ``--out`` (default: in place),
-and a "Centring" section appended to PROVENANCE.md with the hashes. ``--check`` only reports.
+``config.json`` with the evidence gate's vector floor for this model (``--vec-floor``/``--vec-known``), and a
+"Centring" section appended to PROVENANCE.md with the hashes. ``--check`` only reports.
 """
 from __future__ import annotations
 
@@ -30,6 +31,7 @@ import hashlib
 import json
 import os
 import platform
+import re
 import sys
 import sysconfig
 from collections import Counter
@@ -40,6 +42,10 @@ DEFAULT_MODEL = REPO / "vaultrag" / "models" / "minilm-l6-static-256"
 # A model whose mean row (over the stdlib text) is at most this share of its mean row norm counts as
 # centred already (the plain distillation: ~0.6; after centring: ~0.0 up to int8 rounding).
 CENTRED_MAX_SHARE = 0.05
+# The evidence gate's vector route for the centred model, written into its config.json (retrieve/channels.py
+# model_vec_gate): measured with benchmarks/vec_floor.py (BENCHMARKS.md "Stop 16 — sem5").
+VEC_FLOOR = 0.6
+VEC_KNOWN = 0.9
 SKIP_DIRS = {"test", "tests", "idle_test", "site-packages", "dist-packages", "__pycache__"}
 
 
@@ -88,6 +94,8 @@ def main(argv=None) -> int:
     ap.add_argument("--model", type=Path, default=DEFAULT_MODEL)
     ap.add_argument("--out", type=Path, default=None, help="folder to write (default: --model, in place)")
     ap.add_argument("--check", action="store_true", help="report the mean's size, write nothing")
+    ap.add_argument("--vec-floor", type=float, default=VEC_FLOOR, help="the gate's vector floor for config.json")
+    ap.add_argument("--vec-known", type=float, default=VEC_KNOWN, help="the known-word share it wants")
     args = ap.parse_args(argv)
 
     import numpy as np
@@ -95,6 +103,7 @@ def main(argv=None) -> int:
 
     sys.path.insert(0, str(REPO))
     from vaultrag.lean_encoder import LeanEncoder
+    from vaultrag.retrieve.channels import VEC_FLOOR_KEY, VEC_KNOWN_KEY
 
     src = args.model
     tensors = load_file(str(src / "model.safetensors"))
@@ -132,6 +141,10 @@ def main(argv=None) -> int:
                 (out / p.name).write_bytes(p.read_bytes())
     source_sha = _sha256(src / "model.safetensors")
     save_file({"embeddings": new}, str(out / "model.safetensors"))
+    os.chmod(out / "model.safetensors", 0o644)
+    config = json.loads((out / "config.json").read_text(encoding="utf-8"))
+    config[VEC_FLOOR_KEY], config[VEC_KNOWN_KEY] = args.vec_floor, args.vec_known
+    (out / "config.json").write_text(json.dumps(config, indent=4), encoding="utf-8")
     after = float(np.linalg.norm(mean_row(new, counts))) / float(np.linalg.norm(new.astype(np.float64), axis=1).mean())
     when = _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     section = f"""
@@ -142,10 +155,11 @@ The int8 rows above, minus one fixed mean vector, re-quantised to int8 (one scal
 docstrings of CPython {facts['python']}'s standard library ({facts['docstrings']:,} module/class/function docstrings
 read with `ast`, the `test` packages left out; {facts['tokens']:,} tokens, {facts['distinct_tokens']:,} distinct; text list
 sha256 `{text_sha}`). It removes the component every text shares (anisotropy), so cosines spread over
-[-1, 1] instead of crowding near 1; the evidence gate's vector floor was recalibrated for it
-(retrieve/pipeline.py).
+[-1, 1] instead of crowding near 1; the evidence gate's vector route was recalibrated for it:
+`config.json` declares `{VEC_FLOOR_KEY}: {args.vec_floor}` and `{VEC_KNOWN_KEY}: {args.vec_known}` (read by
+retrieve/channels.py `model_vec_gate`; models that declare nothing keep the pipeline's 0.95 / 0.5).
 
-- input `model.safetensors` sha256 `{source_sha}`
+- input `model.safetensors` sha256 `{source_sha}` (the output table above lists the centred files)
 - mean row norm / mean row norm of the table: {share:.4f} before, {after:.4f} after
 - int8 rounding of the centred rows: worst row cosine to its float row {worst:.5f}
 - output `model.safetensors` {(out / 'model.safetensors').stat().st_size:,} bytes, sha256 `{_sha256(out / 'model.safetensors')}`
@@ -153,7 +167,12 @@ sha256 `{text_sha}`). It removes the component every text shares (anisotropy), s
 """
     prov = out / "PROVENANCE.md"
     if prov.exists():
-        prov.write_text(prov.read_text(encoding="utf-8").rstrip("\n") + "\n" + section, encoding="utf-8")
+        text = prov.read_text(encoding="utf-8")
+        for name in ("config.json", "model.safetensors"):  # the output table: the files as they are now
+            f = out / name
+            text = re.sub(rf"^\| `{re.escape(name)}` \|.*$", f"| `{name}` | {f.stat().st_size:,} | `{_sha256(f)}` |", text,
+                          flags=re.M)
+        prov.write_text(text.rstrip("\n") + "\n" + section, encoding="utf-8")
     print(json.dumps({"out": str(out), "scale": round(scale, 4), "after_share": round(after, 4),
                       "worst_row_cosine": round(worst, 5)}))
     return 0
