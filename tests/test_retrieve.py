@@ -239,15 +239,16 @@ def test_vec_distances_agree_with_knn(indexed):
 def test_fusion_modes_and_knn_depth(indexed):
     import dataclasses
     from vaultrag.retrieve.pipeline import VEC_NEAR_DEPTH, VEC_ONLY_MIN_SIMILARITY
+    floor = VEC_ONLY_MIN_SIMILARITY  # any model's, declared gate floor or not
     q = "restore the storage cluster"
     default = search(q, indexed, gate=False, max_tokens=0, k=50)
     vec_only_hits = [h for h in default.hits if h.via == "direct" and h.ranks["bm25"] is None and h.ranks["meta"] is None]
-    assert all(h.raw["vec"] >= VEC_ONLY_MIN_SIMILARITY for h in vec_only_hits)
+    assert all(h.raw["vec"] >= floor for h in vec_only_hits)
     # with lexical candidates the KNN only looks at the nearest few (it finds near-duplicates)
     assert default.channels["vec"].hits == VEC_NEAR_DEPTH
     plain = search(q, dataclasses.replace(indexed, fusion="rrf"), gate=False, max_tokens=0, k=50)
     loose = [h for h in plain.hits if h.ranks["bm25"] is None and h.ranks["meta"] is None]
-    assert any(h.raw["vec"] < VEC_ONLY_MIN_SIMILARITY for h in loose)  # plain RRF keeps every vector hit
+    assert any(h.raw["vec"] < floor for h in loose)  # plain RRF keeps every vector hit
     assert max(h.ranks["vec"] or 0 for h in plain.hits) > VEC_NEAR_DEPTH
     alone = search(q, indexed, channels=["vec"], gate=False, max_tokens=0, k=50)
     assert alone.channels["vec"].hits > VEC_NEAR_DEPTH  # ranking alone: the full candidate depth
@@ -368,3 +369,28 @@ def test_strip_asset_embeds_keeps_note_embeds_and_text():
             "![chart](img/c.svg \"Chart\") after\n![[paper.pdf#page=3]]\n![[Plan.md]]")
     assert strip_asset_embeds(text) == "See this:\nInline  here.\n![[Other note]]\n after\n![[Plan.md]]"
     assert strip_asset_embeds("no embeds [[link]]") == "no embeds [[link]]"
+
+
+def test_model_vec_gate_reads_the_folders_declared_floor(tmp_path):
+    import json
+
+    from vaultrag.retrieve import channels
+    from vaultrag.retrieve.pipeline import GATE_MIN_VEC_SIMILARITY, vec_floor
+
+    cases = {"declared": ({"vaultrag_vec_floor": 0.6, "vaultrag_vec_known": 0.9}, (0.6, 0.9)),
+             "none": ({"model_type": "model2vec"}, (None, None)),
+             "bad": ({"vaultrag_vec_floor": "0.6", "vaultrag_vec_known": True}, (None, None)),
+             "out of range": ({"vaultrag_vec_floor": 1.5, "vaultrag_vec_known": 0}, (None, None))}
+    for name, (config, want) in cases.items():
+        d = tmp_path / name
+        d.mkdir()
+        (d / "config.json").write_text(json.dumps(config))
+        assert channels.model_vec_gate(str(d)) == want, name
+    (tmp_path / "broken").mkdir()
+    (tmp_path / "broken" / "config.json").write_text("{not json")
+    assert channels.model_vec_gate(str(tmp_path / "broken")) == (None, None)
+    assert channels.model_vec_gate(str(tmp_path / "missing")) == (None, None)
+    qv = channels.QueryVector((1.0,), 1.0, *channels.model_vec_gate(str(tmp_path / "declared")))
+    assert vec_floor(qv, GATE_MIN_VEC_SIMILARITY) == 0.6
+    assert vec_floor(channels.QueryVector((1.0,), 1.0), GATE_MIN_VEC_SIMILARITY) == GATE_MIN_VEC_SIMILARITY
+    assert vec_floor(None, GATE_MIN_VEC_SIMILARITY) == GATE_MIN_VEC_SIMILARITY

@@ -2,6 +2,8 @@
 cannot run says why and the others still answer. Standard library only (hook path)."""
 from __future__ import annotations
 
+import json
+import os
 from pathlib import Path
 
 from ..frozen import frozen
@@ -217,10 +219,38 @@ def encoder_for(model_path: str):
     return enc
 
 
+# Keys of a model folder's config.json: the cosine at which that model's nearest chunk is evidence on
+# its own, and the known-word share a query needs for it (a centred model's cosines sit far below an
+# uncentred one's: scripts/center_model.py; the pipeline's defaults serve models that declare none).
+VEC_FLOOR_KEY = "vaultrag_vec_floor"
+VEC_KNOWN_KEY = "vaultrag_vec_known"
+_GATES: dict[str, tuple[float | None, float | None]] = {}
+
+
+def model_vec_gate(model_path: str) -> tuple[float | None, float | None]:
+    """(floor, known share) the model folder's config.json declares (numbers in (0, 1]; None where it
+    declares none). Read once per process and folder; an unreadable file declares nothing."""
+    if model_path not in _GATES:
+        got: list[float | None] = [None, None]
+        try:
+            with open(os.path.join(model_path, "config.json"), encoding="utf-8") as fh:
+                config = json.load(fh)
+            for i, key in enumerate((VEC_FLOOR_KEY, VEC_KNOWN_KEY)):
+                value = config.get(key)
+                if isinstance(value, (int, float)) and not isinstance(value, bool) and 0.0 < value <= 1.0:
+                    got[i] = float(value)
+        except (OSError, ValueError, AttributeError):
+            pass
+        _GATES[model_path] = (got[0], got[1])
+    return _GATES[model_path]
+
+
 @frozen
 class QueryVector:
     vector: tuple[float, ...]  # the query embedded by the index's own model (the store packs it)
     known: float  # share of the query's words the model's vocabulary holds whole (0..1)
+    floor: float | None = None  # the model's own vector floor (model_vec_gate), None: the pipeline's default
+    min_known: float | None = None  # ... and the known-word share it wants for the gate
 
 
 def vec_channel(store: Store, text: str, limit: int) -> tuple[list[tuple[int, float]], ChannelStatus, QueryVector | None]:
@@ -245,7 +275,7 @@ def vec_channel(store: Store, text: str, limit: int) -> tuple[list[tuple[int, fl
     if not any(vector):
         return [], ChannelStatus(ran=True, hits=0, reason="no known tokens in the query"), None
     hits = _rounded(store.knn(vector, limit))
-    return hits, ChannelStatus(ran=True, hits=len(hits)), QueryVector(vector, known)
+    return hits, ChannelStatus(ran=True, hits=len(hits)), QueryVector(vector, known, *model_vec_gate(model_path))
 
 
 def similarities(store: Store, qv: QueryVector, ids: list[int]) -> dict[int, float]:

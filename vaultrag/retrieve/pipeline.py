@@ -36,10 +36,12 @@ from .types import CHANNELS, Answer, Candidate, ChannelStatus, Hit
 GATE_MIN_TERM_COVERAGE = 0.33
 # Static-embedding cosines are poorly calibrated: unrelated questions ("what is the capital of
 # france") reached 0.81 on the example vault, so vectors alone open the gate only near-duplicates.
+# This is the floor of a model that declares none; a model folder may declare its own in its
+# config.json (channels.model_vec_gate; the bundled model, centred, does: its cosines sit lower).
 GATE_MIN_VEC_SIMILARITY = 0.95
 # Vectors vouch only for queries the model can represent (most words known to its vocabulary):
 # shredded Cyrillic queries reached cosine 0.95 against unrelated Russian text.
-GATE_MIN_VEC_KNOWN = 0.5
+GATE_MIN_VEC_KNOWN = 0.5  # a model folder may declare its own (channels.model_vec_gate)
 GATE_TOP_LEXICAL = 3  # how many BM25 hits the coverage check inspects
 # A word the vault lacks that typo tolerance matched to a near term (channels.typo_alternatives)
 # counts half: a typo, or a rare word the vault does not know that happens to be one edit from
@@ -61,6 +63,9 @@ GATE_MAX_ABSENT = 8  # words the vault lacks that the gate counts (bounds its co
 # only when it is this similar. Measured (BENCHMARKS.md, eval): with the bundled static model,
 # vector-only candidates pulled nDCG@10 below BM25 alone on every set (xquad-ru 0.47 -> 0.57 with
 # them was gate luck, ranking on answered queries fell 0.98 -> 0.57).
+# Not per model: with the centred bundled model (floor 0.6) letting vector-only chunks in from 0.6 left
+# nDCG@10 / MRR@10 unchanged to 4 decimals on scifact, obs-en, xquad-en/de (BENCHMARKS.md "Stop 16 — sem5")
+# and only fetched more chunks; at 0.95 they are near-duplicates for any model.
 VEC_ONLY_MIN_SIMILARITY = GATE_MIN_VEC_SIMILARITY
 # When the lexical channels found candidates, vectors re-score those by point lookups, and the KNN
 # only has to find near-duplicates and the gate's best similarity: its 10 nearest suffice. vec0's
@@ -101,6 +106,12 @@ def defer_to_agreement(fused: list[Candidate], bm25: list[tuple[int, float]], kn
         return fused
     i = next((i for i, c in enumerate(fused) if c.chunk_id == b.id), None)
     return fused if i is None else [fused[i]] + fused[:i] + fused[i + 1:]
+
+
+def vec_floor(qv, default: float) -> float:
+    """The cosine at which the nearest chunk is evidence for the gate: the query's model's own floor
+    when its folder declares one (channels.model_vec_gate), else `default`."""
+    return qv.floor if qv is not None and qv.floor is not None else default
 
 
 def _tiebreak(chunks: dict[int, StoredChunk]):
@@ -402,7 +413,9 @@ def search(query: str, config: Config | None = None, *, k: int | None = None, ch
             # BM25's candidates re-scored by the vector blend and, a metadata signal, by how much
             # of their note's title the query names.
             boost = cfg.title_boost if "meta" in wanted else 0.0
-            prior = title_share(query, chunks) if boost > 0 else None
+            # over BM25's own candidates only (the KNN's nearest chunks fetched beside them may be any
+            # note, in any script: their titles would only cost tokenizing, rescore reads no others)
+            prior = title_share(query, {cid: chunks[cid] for cid, _ in results["bm25"] if cid in chunks}) if boost > 0 else None
             results["bm25"] = rescore(results["bm25"], sims, alpha, prior, boost)
         weights = {"meta": cfg.weight_meta, "bm25": cfg.weight_bm25, "vec": cfg.weight_vec}
         fused = rrf(results, weights, k=cfg.rrf_k, tiebreak=_tiebreak(chunks), pinned=frozenset(pinned))
@@ -430,9 +443,10 @@ def search(query: str, config: Config | None = None, *, k: int | None = None, ch
                     "vec_similarity": max((s for _, s in knn), default=None),
                     "vec_known": qv.known if qv else None,
                     "top_margin": top_margin(results.get("bm25", []), chunks)}
-        vec_ok = (evidence["vec_known"] or 0.0) >= GATE_MIN_VEC_KNOWN
+        min_known = qv.min_known if qv is not None and qv.min_known is not None else GATE_MIN_VEC_KNOWN
+        vec_ok = (evidence["vec_known"] or 0.0) >= min_known
         strong = (evidence["pinned"] or named or evidence["term_coverage"] >= GATE_MIN_TERM_COVERAGE
-                  or (vec_ok and (evidence["vec_similarity"] or 0.0) >= GATE_MIN_VEC_SIMILARITY))
+                  or (vec_ok and (evidence["vec_similarity"] or 0.0) >= vec_floor(qv, GATE_MIN_VEC_SIMILARITY)))
         evidence["passed"] = strong
         timings["gate"] = (time.perf_counter() - t) * 1000
         if gate and not strong:
