@@ -599,7 +599,7 @@ def part_index(url: str, tmp: Path, args) -> dict:
     tree and by --other (a checkout to compare with), each run a fresh process into a fresh
     database / file, the order rotated every round; wall, the writer's CPU and the workers' CPU
     (the PostgreSQL server's own CPU is not in either)."""
-    src = extract_tldr(tmp / "index-src")
+    src = Path(args.index_vault) if args.index_vault else extract_tldr(tmp / "index-src")
     if args.index_files:
         vault = tmp / "index-vault"
         for p in sorted(src.rglob("*.md"))[:args.index_files]:
@@ -770,6 +770,7 @@ def main() -> int:
     ap.add_argument("--other", help="hook, index: another checkout run beside this one (before/after)")
     ap.add_argument("--index-rounds", type=int, default=2, help="index: full reindexes per (tree, store)")
     ap.add_argument("--index-files", type=int, default=0, help="index: the first N tldr pages (default: all)")
+    ap.add_argument("--index-vault", help="index: an extracted tldr (or any vault) to read instead of the tarball")
     ap.add_argument("--load-seconds", type=float, default=60)
     ap.add_argument("--load-files", type=int, default=4000, help="tldr pages per load collection")
     ap.add_argument("--kill-files", type=int, default=3000, help="tldr pages in the collection killed mid-reindex")
