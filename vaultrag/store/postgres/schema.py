@@ -112,7 +112,7 @@ WHERE c.file_id = ANY(%(file_ids)s) GROUP BY u.lexeme
 ON CONFLICT (gen, lexeme) DO UPDATE SET df = lexemes.df + excluded.df"""
 LEXEMES_REMOVE = """UPDATE lexemes l SET df = l.df - s.n FROM (
     SELECT u.lexeme, count(*) AS n FROM chunks c CROSS JOIN LATERAL unnest(c.tsv) AS u(lexeme, positions, weights)
-    WHERE c.file_id = %(file_id)s GROUP BY u.lexeme) s
+    WHERE c.file_id = ANY(%(file_ids)s) GROUP BY u.lexeme) s
 WHERE l.gen = %(gen)s AND l.lexeme = s.lexeme RETURNING l.lexeme, l.df"""
 
 MIGRATIONS: tuple[tuple[str, ...], ...] = (

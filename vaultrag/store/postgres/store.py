@@ -56,6 +56,7 @@ class PgStore(Store):
         self._df: dict[Term, int] = {}  # term -> chunks holding it, counted by the last lexical()
         self._lexemes_stale = False  # a deferred (rebuild) writer counts the vocabulary once, in optimize()
         self._pending: list[bulk.Pending] = []  # notes written in the open transaction, sent by COPY at its end
+        self._pending_paths: set[str] = set()  # their paths
         self._depth = 0  # open transaction() blocks
         self.lexical_exact = True  # False: the last lexical() hit lexical.SCAN_CAP (approximate ranking)
         self.conn = connect(location)
@@ -108,24 +109,44 @@ class PgStore(Store):
                 self._flush()
             except BaseException:
                 self._pending = []
+                self._pending_paths = set()
                 raise
             finally:
                 self._depth -= 1
 
     def _flush(self) -> None:
-        """Send the buffered notes (inside the open transaction) and account for them."""
+        """Send the buffered notes (inside the open transaction) and account for them: the rows the
+        generation held for their paths go first, in one statement for the group (one query a note,
+        even finding nothing in a new generation, was most of a full rebuild's write time)."""
         if not self._pending:
             return
         pending, self._pending = self._pending, []
+        self._pending_paths = set()
+        _, old_chunks, old_tokens = self._delete_paths([p.fw.path for p in pending])
         file_ids = bulk.flush(self.conn, self.gen, pending)
         nchunks = sum(len(p.fw.chunks) for p in pending)
         with self.conn.pipeline(), self.conn.cursor() as cur:
             cur.execute("UPDATE generations SET chunks = chunks + %s, tokens = tokens + %s WHERE id = %s",
-                        (nchunks, sum(sum(p.ntoks) for p in pending), self.gen))
+                        (nchunks - old_chunks, sum(sum(p.ntoks) for p in pending) - old_tokens, self.gen))
             if nchunks and not self.defer_index:
                 cur.execute(schema.LEXEMES_ADD, {"gen": self.gen, "file_ids": file_ids})
         if self.defer_index and nchunks:
             self._lexemes_stale = True
+
+    def _delete_paths(self, paths: Sequence[str]) -> tuple[int, int, int]:
+        """Delete this generation's files at `paths` with their chunks, links and keys (and their
+        share of the vocabulary); (files, chunks, tokens) deleted. The caller updates the
+        generation's counts."""
+        rows = self.conn.execute(
+            "SELECT f.id, count(c.id), coalesce(sum(c.ntok), 0) FROM files f LEFT JOIN chunks c ON c.file_id = f.id "
+            "WHERE f.gen = %s AND f.path = ANY(%s) GROUP BY f.id", (self.gen, list(paths))).fetchall()
+        if not rows:
+            return 0, 0, 0
+        ids = [r[0] for r in rows]
+        if not self.defer_index:
+            self._lexemes_remove(ids)
+        self.conn.execute("DELETE FROM files WHERE id = ANY(%s)", (ids,))  # cascades chunks, links, keys
+        return len(rows), sum(r[1] for r in rows), sum(r[2] for r in rows)
 
     @property
     def location(self) -> str:
@@ -200,31 +221,31 @@ class PgStore(Store):
                           (mtime_ns, size, self.gen, path))
 
     def delete_file(self, path: str) -> bool:
-        if any(p.fw.path == path for p in self._pending):  # written earlier in this transaction
+        if path in self._pending_paths:  # written earlier in this transaction
             self._flush()
-        row = self.conn.execute(
-            "SELECT f.id, count(c.id), coalesce(sum(c.ntok), 0) FROM files f LEFT JOIN chunks c ON c.file_id = f.id "
-            "WHERE f.gen = %s AND f.path = %s GROUP BY f.id", (self.gen, path)).fetchone()
-        if row is None:
-            return False
-        if not self.defer_index:
-            self._lexemes_remove(row[0])
-        self.conn.execute("DELETE FROM files WHERE id = %s", (row[0],))  # cascades chunks, links, keys
-        self.conn.execute("UPDATE generations SET chunks = chunks - %s, tokens = tokens - %s WHERE id = %s",
-                          (row[1], row[2], self.gen))
-        return True
+        files, chunks, tokens = self._delete_paths([path])
+        if files:
+            self.conn.execute("UPDATE generations SET chunks = chunks - %s, tokens = tokens - %s WHERE id = %s",
+                              (chunks, tokens, self.gen))
+        return bool(files)
 
     def write_file(self, fw: FileWrite, vectors: Sequence[object | None] | None) -> int:
-        """Buffered until the transaction commits (one COPY per table for the whole group); outside
-        a transaction, written at once."""
-        self.delete_file(fw.path)
-        lex = analyzer.analyse([(ch.search_text or ch.text, ch.heading_path, ch.context) for ch in fw.chunks],
-                               lang=fw.lang)
-        self._pending.append(bulk.Pending(fw, vectors, tuple(a.tsvector for a in lex), tuple(a.tokens for a in lex)))
+        """Buffered until the transaction commits (one COPY per table for the whole group, after one
+        delete of the rows the group's paths held); outside a transaction, written at once. The
+        chunks' tsvectors come from an index worker (`precompute_forms`) when it made them."""
+        if fw.path in self._pending_paths:  # the same note twice in one transaction: the last one stands
+            self._flush()
+        forms = fw.search_forms if fw.search_forms is not None and len(fw.search_forms) == len(fw.chunks) \
+            else analyzer.file_forms(fw)
+        self._pending.append(bulk.Pending(fw, vectors, tuple(f[0] for f in forms), tuple(f[1] for f in forms)))
+        self._pending_paths.add(fw.path)
         if self._depth == 0:
             with self.transaction():
                 pass
         return len(fw.chunks)
+
+    # The tsvector and token count of each chunk, made by index_pool's workers (FileWrite.search_forms).
+    precompute_forms = staticmethod(analyzer.file_forms)
 
     # -- origins (issue 17) ---------------------------------------------------------------------
     def put_origins(self, path: str, scope: str, origins: Sequence[str]) -> None:
@@ -256,9 +277,9 @@ class PgStore(Store):
         self._flush()
         return self.conn.execute("SELECT count(*) FROM files WHERE gen = %s", (self.gen,)).fetchone()[0]
 
-    def _lexemes_remove(self, file_id: int) -> None:
-        """The vocabulary without one file's chunks (before they are deleted)."""
-        rows = self.conn.execute(schema.LEXEMES_REMOVE, {"gen": self.gen, "file_id": file_id}).fetchall()
+    def _lexemes_remove(self, file_ids: list[int]) -> None:
+        """The vocabulary without these files' chunks (before they are deleted)."""
+        rows = self.conn.execute(schema.LEXEMES_REMOVE, {"gen": self.gen, "file_ids": file_ids}).fetchall()
         gone = [lx for lx, df in rows if df <= 0]
         if gone:
             self.conn.execute("DELETE FROM lexemes WHERE gen = %s AND lexeme = ANY(%s) AND df <= 0", (self.gen, gone))
