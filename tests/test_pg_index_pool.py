@@ -63,10 +63,12 @@ def _vocabulary_recounted(url: str, name: str) -> list:
 
 
 def test_one_and_two_workers_build_the_same_collection(help_vault, pg_url, monkeypatch):
+    # fork, or spawn when another test left a thread running: the pool starts either way
     monkeypatch.setattr(index_pool, "POOL_MIN_FILES", 1)
+    monkeypatch.setattr(index_pool, "POOL_MIN_FILES_SPAWN", 1)
     monkeypatch.setattr(index_pool, "TASK_FILES", 5)
-    made_by_workers = []
-    real_forms = analyzer.file_forms
+    analysed_here = []
+    real_analyse = analyzer.analyse
 
     cfgs = {w: load_config(vault=str(help_vault), store=pg_url, collection=f"w{w}", model="bundled") for w in (1, 2)}
     reports = {w: reindex(cfg, full=True, workers=w) for w, cfg in cfgs.items()}
@@ -86,7 +88,8 @@ def test_one_and_two_workers_build_the_same_collection(help_vault, pg_url, monke
         else:
             os.utime(p, ns=(time.time_ns(), time.time_ns() + i * 1000))
     (help_vault / "ops" / "keys.md").unlink()
-    monkeypatch.setattr(analyzer, "file_forms", lambda fw: made_by_workers.append(fw.path) or real_forms(fw))
+    # counts this process's analyses only (a forked worker appends to its own copy of the list)
+    monkeypatch.setattr(analyzer, "analyse", lambda chunks, lang=None: analysed_here.append(1) or real_analyse(chunks, lang))
     reports = {w: reindex(cfg, workers=w) for w, cfg in cfgs.items()}
     assert reports[1].updated == reports[2].updated == len(notes[::3])
     assert reports[1].touched == reports[2].touched > 0 and reports[1].deleted == reports[2].deleted == 1
@@ -97,8 +100,8 @@ def test_one_and_two_workers_build_the_same_collection(help_vault, pg_url, monke
     for name in ("w1", "w2"):
         assert _collection(pg_url, name)["lexemes"] == _vocabulary_recounted(pg_url, name)
     # the in-process run analysed its 20 edited notes in the writer; the pooled run's were made by
-    # forked workers (the patched function counts only this process's calls)
-    assert len(made_by_workers) == len(notes[::3])
+    # the workers
+    assert len(analysed_here) == len(notes[::3])
 
 
 def _fw(path: str, text: str) -> FileWrite:
