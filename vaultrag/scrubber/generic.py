@@ -260,7 +260,7 @@ _generic("cli-credential-flag", r"\bConvertTo-SecureString\b[^\n]*?['\"](?P<s>[^
          ["convertto-securestring"], _flag_value)
 # SQL (`CREATE USER .. IDENTIFIED BY 'x'`, MySQL and Oracle) and redis.conf (`requirepass x`).
 _generic("password-assignment", r"\b(?i:identified[ \t]+(?:with[ \t]+\w+[ \t]+)?by[ \t]+(?:password[ \t]+)?)"
-         r"(?P<q>['\"])(?P<s>[^'\"\n]+)(?P=q)", ["identified"], one_line=True)
+         r"(?P<q>['\"])(?P<s>[^'\"\n]+)(?P=q)", ["by '", 'by "'], one_line=True)  # lines with a quoted BY
 _generic("password-assignment", r"(?m)^[ \t]*(?:requirepass|masterauth)[ \t]+(?P<s>\S+)", ["requirepass", "masterauth"],
          one_line=True)
 # A presigned URL's signature: anyone holding the URL has the object until it expires.

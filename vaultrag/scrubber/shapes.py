@@ -104,7 +104,7 @@ add("password-hash", r"(?<![\w$])\$(?:2[abxy]?\$\d\d\$%(a)s{53}|(?:1|apr1)\$%(a)
     needs_long=False, vendor=False, anchored=False, priority=PRIORITY_GENERIC, one_line=True)
 add("credential-pair", r"\b(?i:login|credentials|creds|account)[ \t]*[:=：][ \t]*[\w.@+-]{1,64}[ \t]+/[ \t]+"
     r"(?P<s>[!-~]{6,64})", ["login", "credentials", "creds", "account"], _pair, needs_long=False, vendor=False,
-    anchored=False, priority=PRIORITY_GENERIC, one_line=True)
+    anchored=False, priority=PRIORITY_GENERIC, one_line=True, requires=(" / ", "\t/", "/\t"))
 add("credential-pair", r"\b(?i:log[ -]?in|sign[ -]?in|credentials?|creds|account|user(?:name)?)\b[^\n`]{0,30}"
-    r"`[^`\s]{1,64}`[ \t]*/[ \t]*`(?P<s>[^`\s]{6,64})`", ["log", "sign", "cred", "account", "user"], _pair,
+    r"`[^`\s]{1,64}`[ \t]*/[ \t]*`(?P<s>[^`\s]{6,64})`", ["` / `", "`/`", "` /`", "`/ `"], _pair,
     needs_long=False, vendor=False, anchored=False, priority=PRIORITY_GENERIC, one_line=True)
