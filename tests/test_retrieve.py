@@ -375,7 +375,7 @@ def test_model_vec_gate_reads_the_folders_declared_floor(tmp_path):
     import json
 
     from vaultrag.retrieve import channels
-    from vaultrag.retrieve.pipeline import GATE_MIN_VEC_SIMILARITY, vec_floor
+    from vaultrag.retrieve.pipeline import GATE_MIN_VEC_KNOWN, GATE_MIN_VEC_SIMILARITY, vec_gate
 
     cases = {"declared": ({"vaultrag_vec_floor": 0.6, "vaultrag_vec_known": 0.9}, (0.6, 0.9)),
              "none": ({"model_type": "model2vec"}, (None, None)),
@@ -391,6 +391,6 @@ def test_model_vec_gate_reads_the_folders_declared_floor(tmp_path):
     assert channels.model_vec_gate(str(tmp_path / "broken")) == (None, None)
     assert channels.model_vec_gate(str(tmp_path / "missing")) == (None, None)
     qv = channels.QueryVector((1.0,), 1.0, *channels.model_vec_gate(str(tmp_path / "declared")))
-    assert vec_floor(qv, GATE_MIN_VEC_SIMILARITY) == 0.6
-    assert vec_floor(channels.QueryVector((1.0,), 1.0), GATE_MIN_VEC_SIMILARITY) == GATE_MIN_VEC_SIMILARITY
-    assert vec_floor(None, GATE_MIN_VEC_SIMILARITY) == GATE_MIN_VEC_SIMILARITY
+    assert vec_gate(qv) == (0.6, 0.9)
+    assert vec_gate(channels.QueryVector((1.0,), 1.0)) == (GATE_MIN_VEC_SIMILARITY, GATE_MIN_VEC_KNOWN)
+    assert vec_gate(None) == (GATE_MIN_VEC_SIMILARITY, GATE_MIN_VEC_KNOWN)

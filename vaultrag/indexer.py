@@ -313,7 +313,7 @@ def _optimize_and_recalibrate(store: Store, cfg: Config, optimize: bool, compact
     finally:
         thread.join()
         reader.close()
-    recalibrate(cfg, store, measured=measured[0] if measured else None)
+    recalibrate(cfg, store, force=True, measured=measured[0] if measured else None)  # due: checked above
 
 
 def _calibrate_quietly(cfg: Config, reader):

@@ -247,9 +247,7 @@ def questions(prompt: str) -> list[str]:
     parts = [p.strip() for p in _QUESTION_END_RE.split(prompt.strip()) if p.strip()]
     merged: list[str] = []
     for part in parts:
-        if merged and not _stands_alone(part):
-            merged[-1] += " " + part
-        elif merged and not _stands_alone(merged[-1]):
+        if merged and not (_stands_alone(part) and _stands_alone(merged[-1])):
             merged[-1] += " " + part
         else:
             merged.append(part)
@@ -277,7 +275,7 @@ def _round_robin(answers: list) -> tuple:
 
 
 def _by_question(query: str, parts: list[str], kind: str, cfg, store, calibration, max_tokens, scope: dict):
-    """(Answer of the injected questions merged, their decisions) or None if none is injected."""
+    """(Answer of the injected questions merged, or None if none is injected; every question's decision)."""
     from .budget import fit_budget
     from .pipeline import search
 

@@ -108,10 +108,13 @@ def defer_to_agreement(fused: list[Candidate], bm25: list[tuple[int, float]], kn
     return fused if i is None else [fused[i]] + fused[:i] + fused[i + 1:]
 
 
-def vec_floor(qv, default: float) -> float:
-    """The cosine at which the nearest chunk is evidence for the gate: the query's model's own floor
-    when its folder declares one (channels.model_vec_gate), else `default`."""
-    return qv.floor if qv is not None and qv.floor is not None else default
+def vec_gate(qv) -> tuple[float, float]:
+    """(cosine at which the nearest chunk is evidence for the gate, known-word share the query needs
+    for it): the query's model's own where its folder declares them (channels.model_vec_gate), else
+    GATE_MIN_VEC_SIMILARITY and GATE_MIN_VEC_KNOWN."""
+    floor = qv.floor if qv is not None and qv.floor is not None else GATE_MIN_VEC_SIMILARITY
+    known = qv.min_known if qv is not None and qv.min_known is not None else GATE_MIN_VEC_KNOWN
+    return floor, known
 
 
 def _tiebreak(chunks: dict[int, StoredChunk]):
@@ -149,10 +152,7 @@ def _run_evidence(store: Store, fq: FtsQuery, ids: list[int], n: int,
                   chunks: dict[int, StoredChunk] | None) -> tuple[float, dict[int, float], dict[int, list[int]]]:
     """The spaceless-script part of the gate's weight (see SEG_RUN_MATCH): (total weight, weight
     held per chunk id, the grams each holds: (document count, whether BM25 kept the gram))."""
-    grams: dict[str, tuple[tuple[str, ...], int]] = {}  # gram -> (its run, position), first seen
-    for run in fq.runs:
-        for i in range(max(1, len(run) - 1)):
-            grams.setdefault(" ".join(run[i:i + 2]), (run, i))
+    grams = _run_grams(fq.runs)
     df = {}
     for g in grams:
         t = Term(g)
@@ -178,6 +178,15 @@ def _run_evidence(store: Store, fq: FtsQuery, ids: list[int], n: int,
                 got[cid] += weight[g]
                 held[cid].append((df[g], Term(g) in kept))
     return sum(weight.values()), got, held
+
+
+def _run_grams(runs: tuple[tuple[str, ...], ...]) -> dict[str, tuple[tuple[str, ...], int]]:
+    """gram (two clusters, as query_terms makes them) -> (its run, position), first seen."""
+    grams: dict[str, tuple[tuple[str, ...], int]] = {}
+    for run in runs:
+        for i in range(max(1, len(run) - 1)):
+            grams.setdefault(" ".join(run[i:i + 2]), (run, i))
+    return grams
 
 
 def _holds(text: str, clusters: str) -> bool:
@@ -263,7 +272,7 @@ def term_evidence(store: Store, fq: FtsQuery, ids: list[int], chunks: dict[int, 
     # specificity counts a spaceless script's grams only among BM25's kept terms, as it did before
     # they were all weighed: overlapping grams are not independent (inject.py's scale)
     spec = sum(math.log(n / max(1, d)) for d, counted in held[best] if counted) - math.log(n)
-    n_runs = len({" ".join(r[i:i + 2]) for r in fq.runs for i in range(max(1, len(r) - 1))})
+    n_runs = len(_run_grams(fq.runs))
     return {"term_coverage": round(got[best] / total, 4), "specificity": round(max(0.0, spec), 3),
             "terms_matched": len(held[best]), "terms_total": len(weight) + n_runs}
 
@@ -443,10 +452,10 @@ def search(query: str, config: Config | None = None, *, k: int | None = None, ch
                     "vec_similarity": max((s for _, s in knn), default=None),
                     "vec_known": qv.known if qv else None,
                     "top_margin": top_margin(results.get("bm25", []), chunks)}
-        min_known = qv.min_known if qv is not None and qv.min_known is not None else GATE_MIN_VEC_KNOWN
+        floor, min_known = vec_gate(qv)
         vec_ok = (evidence["vec_known"] or 0.0) >= min_known
         strong = (evidence["pinned"] or named or evidence["term_coverage"] >= GATE_MIN_TERM_COVERAGE
-                  or (vec_ok and (evidence["vec_similarity"] or 0.0) >= vec_floor(qv, GATE_MIN_VEC_SIMILARITY)))
+                  or (vec_ok and (evidence["vec_similarity"] or 0.0) >= floor))
         evidence["passed"] = strong
         timings["gate"] = (time.perf_counter() - t) * 1000
         if gate and not strong:

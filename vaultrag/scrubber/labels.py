@@ -68,6 +68,11 @@ def _typed_password(value: str) -> bool:
     return letters and others and not re.fullmatch(r"\d+(?:[.,:/-]\d+)*[a-zA-Z]{0,3}", value)
 
 
+def _typed_in_prose(value: str) -> bool:
+    """A value prose gives as a password ("is X", "lautet X", "- X"): long enough and typed."""
+    return len(value) >= MIN_PROSE_PASSWORD and _typed_password(value)
+
+
 def _without_sentence_end(text: str, a: int, b: int) -> tuple[int, int]:
     """The span (a, b) without the sentence's own full stop or closing bracket after the value."""
     while b > a and text[b - 1] in _SENTENCE_END:
@@ -82,7 +87,7 @@ def _prose(m: re.Match) -> Optional[tuple]:
     if any(w.lower() in _ABOUT_WORDS for w in gap_words[:2]):
         return None  # "the password policy is ...", "password reset is ..."
     value = text[a:b]
-    if len(value) < MIN_PROSE_PASSWORD or not _typed_password(value):
+    if not _typed_in_prose(value):
         return None
     return a, b, "password-prose"
 
@@ -100,7 +105,7 @@ def _label(m: re.Match) -> Optional[tuple]:
             and text[b + 1:b + 2].isalpha():
         return None  # an ASCII word followed by more words: prose ("Kennwort: siehe Tresor")
     if any(g in m.re.groupindex and m.group(g) is not None for g in ("cop", "cop2")) \
-            and (len(value) < MIN_PROSE_PASSWORD or not _typed_password(value)
+            and (not _typed_in_prose(value)
                  or ("qual" in m.re.groupindex and m.group("qual") is not None
                      and any(w.lower() in _ABOUT_WORDS for w in m.group("qual").split()))):
         return None  # "das Passwort ist geheim", "mot de passe - voir le coffre", "password policy is X"

@@ -214,7 +214,8 @@ class Bm25:
         answer (a phrase without tokens, or more chunks to read than READ_BUDGET)."""
         if limit <= 0 or not terms:
             return []
-        phrases = [Phrase(i, (), pre, q) for i, (_, pre, q) in enumerate(phrases_of(terms))]
+        spec = phrases_of(terms)
+        phrases = [Phrase(i, (), pre, q) for i, (_, pre, q) in enumerate(spec)]
         version = self._version()
         nrow, avgdl = self.table_stats(version)
         self._doc_counts(phrases, version)
@@ -228,7 +229,6 @@ class Bm25:
         if sum(p.df for p in live) <= SQL_MATCHES:
             return None  # few matches: bm25() scores them all sooner than Python reads them
         self._setup()
-        spec = phrases_of(terms)
         for p, tk in zip(phrases, self.tokens([text for text, _, _ in spec])):
             p.tokens = tk
         if any(not p.tokens for p in live):
