@@ -3,6 +3,7 @@ cannot run says why and the others still answer. Standard library only (hook pat
 from __future__ import annotations
 
 import json
+import re
 import os
 from pathlib import Path
 
@@ -25,6 +26,12 @@ TYPO_MIN_CHARS = 5
 TYPO_MAX_WORDS = 3
 TYPO_ALTERNATIVES = 3
 TYPO_TWO_EDITS_CHARS = 9
+# Respelling (British <-> American, retrieve/spelling) looks at words of this many letters up, at
+# most SPELLING_MAX_WORDS of them per query, and searches the other spelling when no chunk holds
+# the word or this many times as many chunks hold the other spelling.
+SPELLING_MIN_CHARS = 4
+SPELLING_MAX_WORDS = 6
+SPELLING_DOMINANT = 5
 # Metadata channel: longest name (in words) looked up as a query n-gram.
 MAX_KEY_WORDS = 8
 # A name matched inside a longer query counts only if it covers this share of the query's
@@ -46,6 +53,7 @@ class FtsQuery:
     loose: dict[Term, tuple[Term, ...]] | None = None  # term -> the looser forms the evidence gate accepts
     typos: frozenset[Term] = frozenset()  # terms whose alternatives are typo corrections (the gate's half credit)
     runs: tuple[tuple[str, ...], ...] = ()  # clusters of the query's spaceless-script runs (the gate's adjacency)
+    respelt: tuple[tuple[str, str], ...] = ()  # (word as typed, the vault's spelling): see `respell`
 
     @property
     def match(self) -> bool:
@@ -87,6 +95,14 @@ def build_fts_query(text: str, store: Store | None = None, max_terms: int = MAX_
     if pruning:
         df = {t: store.doc_freq(t, DF_COUNT_CAP) for t in terms}
     if store is not None:
+        respelt = respelled(store, terms, df)
+        if respelt:  # the vault's spelling replaces the word as typed; the gate gives it full credit
+            terms = [respelt.get(t, t) for t in terms]
+            for t, alt in respelt.items():
+                stem = word_prefix(alt.text, stems=True)
+                loose[alt] = (alt, Term(stem, prefix=True)) if stem else (alt,)
+                if pruning:
+                    df[alt] = store.doc_freq(alt, DF_COUNT_CAP)
         fixed = typo_alternatives(store, terms, df)
         if fixed:
             terms = [fixed.get(t, t) for t in terms]
@@ -100,7 +116,21 @@ def build_fts_query(text: str, store: Store | None = None, max_terms: int = MAX_
         keep = set(order[:max_terms])
         dropped = [t for t in terms if t not in keep]
         terms = [t for t in terms if t in keep]
-    return FtsQuery(tuple(terms), tuple(dropped), df, loose, frozenset(fixed.values()), tuple(spaceless_runs(text)))
+    return FtsQuery(tuple(terms), tuple(dropped), df, loose, frozenset(fixed.values()), tuple(spaceless_runs(text)),
+                    tuple((t.text, alt.text) for t, alt in respelt.items()) if store is not None else ())
+
+
+_WORD_RE = re.compile(r"[A-Za-z]+")
+
+
+def respell(text: str, respelt: tuple[tuple[str, str], ...]) -> str:
+    """`text` with each word of `respelt` (FtsQuery.respelt) in the vault's spelling, so the
+    metadata, title and vector channels see the words the notes use, as BM25 does ("Colour
+    settings" -> "color settings" meets the heading "Color settings"). Case-insensitive, whole words."""
+    if not respelt:
+        return text
+    to = dict(respelt)
+    return _WORD_RE.sub(lambda m: to.get(m.group(0).lower(), m.group(0)), text)
 
 
 def note_languages(store: Store | None) -> tuple[str, ...]:
@@ -110,11 +140,44 @@ def note_languages(store: Store | None) -> tuple[str, ...]:
     return tuple(x for x in raw.split(",") if x) if raw else ()
 
 
-def _typo_word(term: Term) -> str | None:
-    """The plain word of a whole ASCII term that typo tolerance may correct, else None: letters
-    only (identifiers with digits, underscores or dots stay exact), TYPO_MIN_CHARS+."""
+def _typo_word(term: Term, min_chars: int = TYPO_MIN_CHARS) -> str | None:
+    """The plain word of a whole ASCII term that typo tolerance or respelling may change, else
+    None: letters only (identifiers with digits, underscores or dots stay exact), min_chars+."""
     w = term.text if not term.prefix and not term.alternatives else ""
-    return w if len(w) >= TYPO_MIN_CHARS and w.isascii() and w.isalpha() else None
+    return w if len(w) >= min_chars and w.isascii() and w.isalpha() else None
+
+
+def _unknown(store: Store, term: Term, df: dict[Term, int]) -> bool:
+    """No chunk holds `term` (counted already when pruning ran)."""
+    return (df[term] if term in df else store.doc_freq(term, 1)) == 0
+
+
+def respelled(store: Store, terms: list[Term], df: dict[Term, int]) -> dict[Term, Term]:
+    """term -> Term(variant) for English words whose other spelling the vault writes instead
+    (retrieve/spelling): "colour" in a vault that writes "color", "organize" in one that writes
+    "organise". Instead means: no chunk holds the word as typed, or SPELLING_DOMINANT times as
+    many chunks hold the other spelling (a vault in American English with one note in British).
+    Otherwise the word is searched as typed. At most SPELLING_MAX_WORDS words with another
+    spelling are looked at per query."""
+    out: dict[Term, Term] = {}
+    looked = 0
+    for t in terms:
+        w = _typo_word(t, SPELLING_MIN_CHARS)
+        if not w:
+            continue
+        from .spelling import variants  # lazy: only a query with a candidate word pays for it
+        others = [v for v in variants(w) if Term(v) not in terms]
+        if not others:
+            continue
+        looked += 1
+        for v in others:  # most variants are non-words: one cheap lookup each, then the word's own count
+            n = store.doc_freq(Term(v), DF_COUNT_CAP)
+            if n > 0 and n >= SPELLING_DOMINANT * (df[t] if t in df else store.doc_freq(t, n // SPELLING_DOMINANT + 1)):
+                out[t] = Term(v)
+                break
+        if looked >= SPELLING_MAX_WORDS:
+            break
+    return out
 
 
 def typo_alternatives(store: Store, terms: list[Term], df: dict[Term, int]) -> dict[Term, Term]:
@@ -126,7 +189,7 @@ def typo_alternatives(store: Store, terms: list[Term], df: dict[Term, int]) -> d
     unknown = []
     for t in terms:
         w = _typo_word(t)
-        if w and (df[t] if t in df else store.doc_freq(t, 1)) == 0:
+        if w and _unknown(store, t, df):
             unknown.append((t, w))
         if len(unknown) >= TYPO_MAX_WORDS:
             break

@@ -13,7 +13,7 @@ from ..config import Config, load_config
 from ..store import Store, StoredChunk, Term, open_store
 from ..sessions import is_session_path
 from ..textutil import SEG_RE, fold, gram_units, is_stopword, query_terms
-from .channels import (FtsQuery, bm25_channel, build_fts_query, meta_channel, note_languages, similarities,
+from .channels import (FtsQuery, bm25_channel, build_fts_query, meta_channel, note_languages, respell, similarities,
                        vec_channel)
 from .citations import FileCache, changed_on_disk, locate, locate_session, stored_copy
 from .fusion import rescore, rrf
@@ -379,9 +379,10 @@ def search(query: str, config: Config | None = None, *, k: int | None = None, ch
         pinned: set[int] = set()
         named = False
         fq = build_fts_query(query, store)
+        spelled = respell(query, fq.respelt)  # the vault's spelling of the words BM25 respelled
         if "meta" in wanted:
             t = time.perf_counter()
-            hits, status["meta"] = meta_channel(store, query, depth)
+            hits, status["meta"] = meta_channel(store, spelled, depth)
             results["meta"] = [(cid, s) for cid, s, _, _ in hits]
             pinned = {cid for cid, _, pin, _ in hits if pin}
             named = any(whole for _, _, pin, whole in hits if not pin)
@@ -395,7 +396,7 @@ def search(query: str, config: Config | None = None, *, k: int | None = None, ch
         if "vec" in wanted:
             t = time.perf_counter()
             near = min(depth, VEC_NEAR_DEPTH * (depth // cfg.candidates)) if rescoring else depth
-            results["vec"], status["vec"], qv = vec_channel(store, query, near)
+            results["vec"], status["vec"], qv = vec_channel(store, spelled, near)
             timings["vec"] = (time.perf_counter() - t) * 1000
         for c in CHANNELS:
             status.setdefault(c, ChannelStatus(ran=False, reason="not requested"))
@@ -424,7 +425,7 @@ def search(query: str, config: Config | None = None, *, k: int | None = None, ch
             boost = cfg.title_boost if "meta" in wanted else 0.0
             # over BM25's own candidates only (the KNN's nearest chunks fetched beside them may be any
             # note, in any script: their titles would only cost tokenizing, rescore reads no others)
-            prior = title_share(query, {cid: chunks[cid] for cid, _ in results["bm25"] if cid in chunks}) if boost > 0 else None
+            prior = title_share(spelled, {cid: chunks[cid] for cid, _ in results["bm25"] if cid in chunks}) if boost > 0 else None
             results["bm25"] = rescore(results["bm25"], sims, alpha, prior, boost)
         weights = {"meta": cfg.weight_meta, "bm25": cfg.weight_bm25, "vec": cfg.weight_vec}
         fused = rrf(results, weights, k=cfg.rrf_k, tiebreak=_tiebreak(chunks), pinned=frozenset(pinned))
@@ -446,7 +447,7 @@ def search(query: str, config: Config | None = None, *, k: int | None = None, ch
         # ("what is the dragonfly handshake", alias "Dragonfly Handshake") is evidence like an
         # exact name, though it does not pin the hit first.
         evidence = {"pinned": bool(pinned), "named": named,
-                    "title_named": bool(direct) and title_share(query, {direct[0].chunk_id: chunks[direct[0].chunk_id]}
+                    "title_named": bool(direct) and title_share(spelled, {direct[0].chunk_id: chunks[direct[0].chunk_id]}
                                                                  ).get(direct[0].chunk_id, 0.0) >= 1.0,
                     **term_evidence(store, fq, lexical_ids, chunks),
                     "vec_similarity": max((s for _, s in knn), default=None),
