@@ -8,7 +8,7 @@ load_config + reindex + search, model "bundled". Each part caches its numbers as
 $TMPDIR/vaultrag-eval/ so parts can run in separate processes; the Markdown report
 (benchmarks/results/eval.md) is rendered from whatever parts are cached.
 
-Parts: xquad-en xquad-de xquad-es xquad-ru xquad-zh scifact obs-en obs-de obs-pl obs-ru obs-zh gate typos
+Parts: xquad-en xquad-de xquad-es xquad-ru xquad-zh scifact obs-en obs-de obs-pl obs-ru obs-zh gate typos british
 """
 from __future__ import annotations
 
@@ -355,6 +355,97 @@ def run_typos(max_q: int, work: Path) -> dict:
     return res
 
 
+# American -> British spellings of words the dev queries use (a hand-made table of real pairs,
+# written apart from vaultrag/retrieve/spelling.py's rules; "colorectal", "factor", "error" stay).
+BRITISH = dict(pair.split(":") for pair in """
+color:colour colors:colours colored:coloured coloring:colouring behavior:behaviour behaviors:behaviours
+behavioral:behavioural favor:favour favorite:favourite favorites:favourites flavor:flavour flavors:flavours
+labor:labour neighbor:neighbour neighbors:neighbours honor:honour humor:humour tumor:tumour tumors:tumours
+tumorigenesis:tumourigenesis antitumor:antitumour rumor:rumour vapor:vapour harbor:harbour
+customize:customise customized:customised customizing:customising customization:customisation
+organize:organise organized:organised organizing:organising organization:organisation
+organizations:organisations optimize:optimise optimized:optimised optimization:optimisation
+localize:localise localizes:localises localization:localisation mislocalization:mislocalisation
+colocalize:colocalise capitalize:capitalise capitalization:capitalisation visualize:visualise
+visualization:visualisation summarize:summarise recognize:recognise recognized:recognised
+synchronize:synchronise synchronization:synchronisation prioritize:prioritise categorize:categorise
+initialize:initialise normalize:normalise normalized:normalised minimize:minimise maximize:maximise
+realize:realise utilize:utilise authorize:authorise authorization:authorisation finalize:finalise
+stabilizing:stabilising destabilizes:destabilises synthesized:synthesised ionizing:ionising
+mobilization:mobilisation metabolize:metabolise anabolized:anabolised randomized:randomised
+characterized:characterised hospitalized:hospitalised immunization:immunisation specialized:specialised
+analyze:analyse analyzed:analysed analyzing:analysing paralyze:paralyse catalyze:catalyse
+center:centre centers:centres centered:centred liter:litre liters:litres meter:metre meters:metres
+fiber:fibre fibers:fibres theater:theatre
+catalog:catalogue catalogs:catalogues dialog:dialogue dialogs:dialogues analog:analogue
+license:licence defense:defence offense:offence
+traveled:travelled traveling:travelling canceled:cancelled canceling:cancelling labeled:labelled
+labeling:labelling modeled:modelled modeling:modelling signaling:signalling leveled:levelled
+gray:grey program:programme judgment:judgement aluminum:aluminium mold:mould enroll:enrol
+fulfill:fulfil skillful:skilful
+anemia:anaemia leukemia:leukaemia hypoglycemia:hypoglycaemia thalassemia:thalassaemia
+hyperfibrinogenemia:hyperfibrinogenaemia hematopoietic:haematopoietic hemoglobin:haemoglobin
+hemorrhage:haemorrhage estrogen:oestrogen edema:oedema fetal:foetal fetus:foetus pediatric:paediatric
+orthopedic:orthopaedic anesthesia:anaesthesia esophagus:oesophagus diarrhea:diarrhoea
+""".split())
+_BRIT_WORD = re.compile(r"[A-Za-z]+")
+
+
+def british(text: str) -> str | None:
+    """`text` with every word of BRITISH in its British spelling (case kept for a capital first
+    letter); None if it has none."""
+    def sub(m: re.Match) -> str:
+        w = m.group(0)
+        b = BRITISH.get(w.lower())
+        return w if b is None else (b.capitalize() if w[0].isupper() else b)
+    out = _BRIT_WORD.sub(sub, text)
+    return out if out != text else None
+
+
+def run_british(max_q: int, work: Path) -> dict:
+    """Dev queries as a British writer types them, against vaults in American spelling
+    (obsidian-help en, SciFact, XQuAD en): ranking and as answered, American vs British, on the
+    queries that have such a word (BRITISH)."""
+    res = {"part": "british", "kind": "typos", "sets": {}}
+    channels, graph = ABLATIONS[DEFAULT]
+    sets = []
+    vault = EVAL / "vaults" / "obsidian-help" / "en"
+    qs = read_jsonl(EVAL / "vault-queries" / "obsidian-help" / "en.jsonl")
+    cfg = make_cfg(vault, work / "brit-obs-en" / "index.db")
+    (work / "brit-obs-en").mkdir(parents=True, exist_ok=True)
+    index(cfg)
+    sets.append(("obsidian-help en (all types)", cfg, [(q["text"], {q["note"]: 1}) for q in subsample(qs, max_q)], None))
+    for name in ("scifact", "xquad-en"):
+        corpus, queries, qrels = load_beir(name)
+        vault = work / f"brit-{name}" / "vault"
+        path2id = build_beir_vault(corpus, vault)
+        bcfg = make_cfg(vault, work / f"brit-{name}" / "index.db")
+        index(bcfg)
+        qids = subsample([q for q in qrels if q in queries], max_q)
+        sets.append((name, bcfg, [(queries[q], qrels[q]) for q in qids], path2id))
+    for label, c, items, p2id in sets:
+        store = open_store(c)
+        m = defaultdict(float)
+        n = 0
+        for text, rels in items:
+            brit = british(text)
+            if brit is None:
+                continue
+            n += 1
+            for tag, q in (("clean", text), ("typo", brit)):
+                paths, status = ranked_paths(q, c, store, channels, graph)
+                ranked = [p2id.get(p, p) for p in paths] if p2id else paths
+                m[f"{tag}_mrr_ranking"] += mrr(ranked, rels)
+                m[f"{tag}_ndcg_ranking"] += ndcg(ranked, rels)
+                if status == "no_evidence":
+                    ranked = []
+                m[f"{tag}_mrr"] += mrr(ranked, rels)
+                m[f"{tag}_no_evidence"] += status == "no_evidence"
+        res["sets"][label] = {"queries": n, **{k: round(v / max(1, n), 4) for k, v in m.items()}}
+        print("british", label, res["sets"][label], flush=True)
+    return res
+
+
 # ---------------------------------------------------------------- report
 def render(cmd: str) -> str:
     parts = {}
@@ -426,6 +517,16 @@ def render(cmd: str) -> str:
             L.append(f"| {name} | {t['queries']} | {t['clean_mrr_ranking']:.3f} | {t['typo_mrr_ranking']:.3f} | "
                      f"{t['clean_mrr']:.3f} | {t['typo_mrr']:.3f} | {t['clean_no_evidence']:.3f} | {t['typo_no_evidence']:.3f} |")
         L.append("")
+    if "british" in parts:
+        L += ["## British spelling", "", "Each dev query with every word of eval.py's BRITISH table (real American -> "
+              "British pairs) respelled, against the same vaults (American spelling); queries without such a word "
+              "left out. MRR@10, ranking = gate off; no_evidence share with the gate on.", "",
+              "| set | queries | MRR ranking American | MRR ranking British | MRR American | MRR British | "
+              "no_evidence American | no_evidence British |", "|---|---|---|---|---|---|---|---|"]
+        for name, t in parts["british"]["sets"].items():
+            L.append(f"| {name} | {t['queries']} | {t['clean_mrr_ranking']:.3f} | {t['typo_mrr_ranking']:.3f} | "
+                     f"{t['clean_mrr']:.3f} | {t['typo_mrr']:.3f} | {t['clean_no_evidence']:.3f} | {t['typo_no_evidence']:.3f} |")
+        L.append("")
     missing = [p for p in ALL_PARTS if p not in parts]
     if missing:
         L += [f"Not run in this cut (time box): {', '.join(missing)}.", ""]
@@ -434,7 +535,7 @@ def render(cmd: str) -> str:
 
 
 ALL_PARTS = ["xquad-en", "obs-en", "gate", "xquad-zh", "xquad-ru", "xquad-de", "xquad-es", "scifact",
-             "obs-zh", "obs-ru", "obs-de", "obs-pl", "typos"]
+             "obs-zh", "obs-ru", "obs-de", "obs-pl", "typos", "british"]
 
 
 def main() -> int:
@@ -471,6 +572,8 @@ def main() -> int:
                     r = run_gate(a.max_queries, work)
                 elif part == "typos":
                     r = run_typos(a.max_queries, work)
+                elif part == "british":
+                    r = run_british(a.max_queries, work)
                 else:
                     print(f"unknown part {part}", file=sys.stderr)
                     continue
