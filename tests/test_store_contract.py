@@ -205,7 +205,8 @@ def test_missing_index_is_a_clear_error(tmp_path, make_cfg):
 @pytest.fixture
 def both(vault, tmp_path, pg_url):
     write_notes(vault, {"Städte.md": "# Städte\n\nDie größten Städte liegen am Fluss.\n",
-                        "Code.md": "# Code\n\nThe snake_case name max_tokens sets the budget; connections connect.\n"})
+                        "Code.md": "# Code\n\nThe snake_case name max_tokens sets the budget; connections connect.\n",
+                        "Palette.md": "# Palette\n\nEach tag gets a color; organize the colors by project.\n"})
     sq = load_config(vault=str(vault), db=str(tmp_path / "i.sqlite"))
     pg = load_config(vault=str(vault), store=pg_url, collection="notes")
     reindex(sq)
@@ -237,6 +238,16 @@ def test_search_answers_the_same_through_either_store(both, q):
     a, b = search(q, sq), search(q, pg)
     assert a.status == b.status and where(a)[:1] == where(b)[:1]
     assert a.evidence["term_coverage"] == b.evidence["term_coverage"]
+
+
+@pytest.mark.parametrize("q", ["which colour does a tag get", "organise colours by project"])
+def test_british_spelling_is_respelled_alike_on_either_store(both, q):
+    sq, pg = both
+    with open_store(sq) as a, open_store(pg) as b:
+        fa, fb = build_fts_query(q, a), build_fts_query(q, b)
+        assert fa.respelt and fa.respelt == fb.respelt and fa.terms == fb.terms
+    ra, rb = search(q, sq), search(q, pg)
+    assert ra.status == rb.status == "ok" and ra.hits[0].path == rb.hits[0].path == "Palette.md"
 
 
 def test_collections_are_separate_and_can_be_read_together(vault, tmp_path, pg_url):
