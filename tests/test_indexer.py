@@ -199,3 +199,29 @@ def test_read_note_refuses_a_note_swapped_for_a_link_after_the_scan(tmp_path):
     (v / "Notes" / "a.md").symlink_to(outside)
     raw, text, reason = read_note(v, "Notes/a.md", 1 << 20)
     assert raw is None and text is None and "link" in reason  # refused, the outside text never read
+
+
+def test_a_new_scrubber_ruleset_rescrubs_an_existing_index(tmp_path, cfg_for, monkeypatch):
+    """A secret an older scrubber let through does not stay in the index: the index records the
+    ruleset it was scrubbed with, and the next plain reindex under another re-scrubs every note."""
+    import vaultrag.indexer as indexer
+
+    secret = "lantern copper zebra orbit"
+    vault = write_notes(tmp_path / "v", {"Keys.md": f"# Keys\n\nGPG passphrase: {secret}\n",
+                                         "Other.md": "# Other\n\nNothing to hide here.\n"})
+    cfg = cfg_for(vault)
+
+    def stored_text():
+        with Store(cfg.db_path(), readonly=True) as s:
+            ids = [r[0] for r in s.conn.execute("SELECT id FROM chunks")]
+            return " ".join(c.text for c in s.chunks_by_id(ids).values())
+
+    with monkeypatch.context() as m:  # an older vaultrag: its scrubber misses the passphrase
+        m.setattr(indexer, "scrub", lambda text: (text, ()))
+        m.setattr(indexer, "ruleset_id", lambda: "older")
+        reindex(cfg, embed=False)
+        assert secret in stored_text()
+    r = reindex(cfg, embed=False)
+    assert r.updated + r.added == 2, "every note re-scrubbed, not only the changed ones"
+    assert secret not in stored_text() and "[REDACTED:passphrase-words]" in stored_text()
+    assert reindex(cfg, embed=False).chunks_written == 0, "then the index is in line again"

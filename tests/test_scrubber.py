@@ -272,6 +272,11 @@ FACTORIES = {
     "wifi-password": lambda r: (lambda s: (f"QR: WIFI:S:Home {r.randint(1, 9)};T:WPA;P:{s};H:false;;", s))(password(r)),
     "seed-phrase": lambda r: (lambda s: (f"{r.choice(['Recovery phrase', 'seed words', 'mnemonic'])}: {s}", s))(
         " ".join(pick(r, string.ascii_lowercase, r.randint(3, 8)) for _ in range(r.choice([12, 24])))),
+    "passphrase-words": lambda r: (lambda s: (f"{r.choice(['Passphrase', 'GPG passphrase', 'Master password'])}: {s}", s))(
+        " ".join(pick(r, string.ascii_lowercase, r.randint(4, 8)) for _ in range(r.randint(4, 6)))),
+    "recovery-codes": lambda r: (lambda s: (f"{r.choice(['Recovery codes', 'Backup codes'])}:\n" + "\n".join(
+        f"- {pick(r, HEX, 5)}-{pick(r, HEX, 4)}{r.randint(0, 9)}" for _ in range(3)) + f"\n- {s}\n", s))(
+        f"{pick(r, HEX, 5)}-{pick(r, HEX, 4)}{r.randint(0, 9)}"),
     "password-hash": lambda r: (lambda s: (f"admin:{s}", s))(r.choice([
         f"$apr1${pick(r, ALNUM, 8)}${pick(r, ALNUM + './', 22)}", f"$2y$10${pick(r, ALNUM + './', 53)}",
         f"$6${pick(r, ALNUM, 16)}${pick(r, ALNUM + './', 86)}"])),

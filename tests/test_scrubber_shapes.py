@@ -228,6 +228,17 @@ def test_korean_prose_about_passwords_stays(text):
     ("admin password (basic auth): Bluejv65ai!", ("Bluejv65ai!",)),
     ("Passphrase - Gr33ntRpIr", ("Gr33ntRpIr",)),
     ("пароль от почты — Zima2024!", ("Zima2024!",)),
+    # stop 18: shapes found by a probe of how people paste them
+    ("Passphrase: correct horse battery staple", ("correct horse battery staple",)),
+    ("GPG passphrase: lantern copper zebra", ("lantern copper zebra",)),
+    ("Wifi password: purple monkey dishwasher orbit", ("purple monkey dishwasher orbit",)),
+    ("GitHub recovery codes (printed):\n\n1. 3f9a2-7c1d4\n2. 8b2e1-90af3\n", ("3f9a2-7c1d4", "8b2e1-90af3")),
+    ("Backup codes:\n- `a1b2c3d4`\n- `e5f6a7b8`\n", ("a1b2c3d4", "e5f6a7b8")),
+    ("Google backup codes: 1234 5678, 9012 3456", ("1234 5678", "9012 3456")),
+    ("OPENAI key sk-proj-Tnyh1qqRnvJKdcJApj8SR3vtBCsghgj6APAVpCQ4JBctvhwa", ("Tnyh1qqRnvJKdcJApj8SR3vtBCsghgj6",)),
+    # a random password holding a key word by chance ("Pw") is a password, not a variable's name
+    ("hasło: I9PwRq9tWH4S", ("I9PwRq9tWH4S",)),
+    ("mot de passe : Ab9PwRq9tWH4S", ("Ab9PwRq9tWH4S",)),
 ])
 def test_credentials_without_a_key_name(text, secret):
     clean, findings = scrub(text)
@@ -255,6 +266,16 @@ def test_credentials_without_a_key_name(text, secret):
     "$cred = Get-Credential 'admin'",
     "`git log` / `git show`",
     "https://b.s3.amazonaws.com/k?X-Amz-Signature=<signature>",
+    "Password: stored in the vault",
+    "Passphrase: ask the admin",
+    "password: see shared drive folder",
+    "Password policy: minimum twelve characters long",
+    "Recovery codes: printed and kept in the safe",
+    "Recovery codes:\n\nSee the note [[Safe]] for v2 of them.\n",
+    "The backup code: 2 of them left",
+    "hasło: DB_PASSWORD",
+    "пароль: apiKey",
+    "sk-proj-my-project-name-for-the-demo-app-v2",
 ])
 def test_shapes_leave_prose_alone(text):
     assert scrub(text)[0] == text

@@ -26,7 +26,7 @@ from .config import Config
 from .errors import VaultNotFound
 from .paths import KEY_META, display_path, new_key, resolve, shown_part, stored_path
 from .scan import allowed, exclude_patterns, scan, snapshot
-from .scrubber import scrub
+from .scrubber import ruleset_id, scrub
 from .sessions import is_session_path
 from .store import ChunkRow, FileWrite, LinkRow, Store, backend_for
 from .store.base import FILES_SNAPSHOT_META
@@ -217,7 +217,7 @@ class _Interrupt:
 def settings_fingerprint(cfg: Config, tokenizer: str) -> str:
     return json.dumps({"format": INDEX_FORMAT, "min_chars": cfg.min_chars, "max_chars": cfg.max_chars,
                        "overlap_chars": cfg.overlap_chars, "skip": sorted(s.casefold() for s in cfg.skip_sections),
-                       "tokenizer": tokenizer}, sort_keys=True)
+                       "tokenizer": tokenizer, "scrubber": ruleset_id()}, sort_keys=True)
 
 
 def _vault_root(cfg: Config) -> Path:

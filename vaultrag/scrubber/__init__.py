@@ -66,5 +66,22 @@ from __future__ import annotations
 
 from .engine import GENERIC_RULES, RULES, VENDOR_RULES, Finding, scrub, summarize
 from .rules import COMPILED as _COMPILED
+from .rules import REGISTRY as _REGISTRY
 
-__all__ = ["Finding", "GENERIC_RULES", "RULES", "VENDOR_RULES", "scrub", "summarize"]
+__all__ = ["Finding", "GENERIC_RULES", "RULES", "VENDOR_RULES", "ruleset_id", "scrub", "summarize"]
+
+# Bump when a rule's judgement changes in code without its pattern changing (a pattern change is
+# seen by ruleset_id on its own). The index records the ruleset it was scrubbed with; the next
+# reindex under another ruleset re-scrubs every note, so a secret an older scrubber missed does
+# not stay in an index built before the rule that finds it (indexer.settings_fingerprint).
+RULES_VERSION = "2026-12-03"
+
+
+def ruleset_id() -> str:
+    """RULES_VERSION and a digest of every rule's name, pattern and triggers."""
+    import hashlib
+
+    h = hashlib.blake2b(digest_size=6)
+    for rule in _REGISTRY:
+        h.update(repr((rule.name, rule.pattern, rule.triggers)).encode("utf-8"))
+    return f"{RULES_VERSION}-{h.hexdigest()}"

@@ -80,6 +80,20 @@ def _without_sentence_end(text: str, a: int, b: int) -> tuple[int, int]:
     return a, b
 
 
+_NAME_PARTS_RE = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])")
+
+
+def _a_variable_name(value: str) -> bool:
+    """`DB_PASSWORD`, `apiKey`, `myPwd`: a name a label points at, not a password. Its key word must
+    stand among word-like parts: most of its letters in runs of 3+ (a random `I9PwRq9tWH4S` holds
+    "Pw" by chance, in parts of one or two letters)."""
+    if not key_kind(value):
+        return False
+    parts = _NAME_PARTS_RE.findall(value)
+    letters = sum(len(p) for p in parts)
+    return sum(len(p) for p in parts if len(p) >= 3) >= 0.6 * letters
+
+
 def _prose(m: re.Match) -> Optional[tuple]:
     text = m.string
     a, b = _without_sentence_end(text, *m.span("s"))
@@ -99,7 +113,7 @@ def _label(m: re.Match) -> Optional[tuple]:
     if not quoted:
         a, b = _without_sentence_end(text, a, b)
     value = text[a:b]
-    if len(value) < 4 or is_placeholder(value) or key_kind(value) or value.startswith(_NOT_VALUES):
+    if len(value) < 4 or is_placeholder(value) or _a_variable_name(value) or value.startswith(_NOT_VALUES):
         return None  # `hasło: password`, a variable's name, a path, or a marker of an earlier pass
     if not quoted and not any(c.isdigit() or not c.isalnum() for c in value) and text[b:b + 1] == " " \
             and text[b + 1:b + 2].isalpha():

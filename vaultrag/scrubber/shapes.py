@@ -7,6 +7,14 @@
 - wifi-password: the `P:` field of a Wi-Fi QR string (`WIFI:S:net;T:WPA;P:secret;;`).
 - seed-phrase: a wallet's recovery phrase under its label: 12, 15, 18, 21 or 24 lower-case words
   of 3-8 letters (BIP-39 words all are; prose has short words such as "of", "a", "to").
+- passphrase-words: a passphrase of words under its label, to the end of the line (`GPG passphrase:
+  zebra copper lantern`, `Password: correct horse battery staple`): 3-8 lower-case words of 3-12
+  letters after a passphrase label, 4-8 after a password label, none of them a word that makes the
+  line prose ("stored in the vault", "ask the admin", "see 1Password").
+- recovery-codes: the one-time codes a service gives to print (`Recovery codes:` then `3f9a2-7c1d4`,
+  `8b2e 1f90` ...): up to 16 codes of 4-12 letters and digits (a digit in each, one `-` or space
+  allowed inside), on the label's line or one a line under it; a code list stops at the first line
+  that is not one.
 - password-hash: crypt(3) strings (`$2y$10$...`, `$apr1$`, `$1$`, `$5$`, `$6$`, `$y$`, `$argon2id$`)
   as htpasswd, /etc/shadow and app configs hold them: crackable offline, so not stored either.
 - credential-pair: `login: alice / Tr0ub4dor&3`, "log in with `admin` / `Tr0ub4dor&3`" (a user, a
@@ -84,6 +92,34 @@ def _pair(m: re.Match) -> Optional[tuple]:
     return (a, a + len(value)) if len(value) >= 6 and _typed_password(value) else None
 
 
+# Words that make the rest of a password label's line prose rather than a passphrase of words.
+_PROSE_WORDS = frozenset("""the and for are was were not you your our their its this that with from into via see
+ask use used uses using stored saved kept keep held set sent shared same
+as per any all every each last next new old none only also then when where which who how why what
+manager vault keychain keepass bitwarden lastpass onepassword envelope safe drawer wallet
+reset changed change rotated rotate expires expired expiry required needed below above here there""".split())
+
+
+def _passphrase(m: re.Match) -> Optional[tuple]:
+    words = m.group("s").split()
+    least = 3 if "phrase" in m.group("label").lower() else 4
+    if len(words) < least or any(w in _PROSE_WORDS for w in words):
+        return None
+    return m.span("s")
+
+
+_CODE = r"(?=[A-Za-z]*(?:[- ][A-Za-z]*)?\d)[A-Za-z0-9]{2,6}[- ]?[A-Za-z0-9]{2,6}"
+
+
+_CODE_RE = re.compile(r"(?<![\w.-])%s(?![\w-])" % _CODE)
+
+
+def _codes(m: re.Match) -> Optional[list]:
+    """Each code of the list after the label, as its own span."""
+    a = m.start("s")
+    return [(a + c.start(), a + c.end()) for c in _CODE_RE.finditer(m.group("s"))] or None
+
+
 _HASH_ALPHABET = "[./A-Za-z0-9]"
 _TABLE_ASCII = ["password", "passwd", "pwd", "pass", "secret", "token", "key", "credential"]
 add("table-password", _TABLE, _TABLE_ASCII + sorted(t for t in _LABEL_CELLS if t.isascii()), _table,
@@ -97,6 +133,15 @@ add("seed-phrase", r"\b(?i:(?:secret |wallet |)(?:recovery|seed|backup|mnemonic)
     r"[ \t]*[:=：][ \t]*(?P<s>[a-z]{3,8}(?:[ \t]+[a-z]{3,8}){11,23})\b",
     ["seed", "mnemonic", "recovery phrase", "recovery words", "backup phrase", "backup words"], _seed,
     needs_long=False, vendor=False, anchored=False, priority=PRIORITY_GENERIC, one_line=True)
+add("passphrase-words", r"\b(?P<label>(?i:(?:gpg |pgp |ssh |key |wi-?fi |master |vault |disk |)(?:pass ?phrase|password)))"
+    r"[ \t]*[:=：][ \t]*(?P<s>[a-z]{3,12}(?:[ \t]+[a-z]{3,12}){2,7})[ \t]*$",
+    ["passphrase", "pass phrase", "password"], _passphrase, needs_long=False, vendor=False, anchored=False,
+    priority=PRIORITY_GENERIC, one_line=True)
+add("recovery-codes", r"(?m)\b(?i:(?:recovery|backup|emergency|scratch|one-time|2fa|mfa) codes?)[^\n:]{0,30}:"
+    r"[ \t]*(?:\n[ \t]*){0,2}(?P<s>(?:[ \t]*(?:[-*+][ \t]+|\d{1,2}[.)][ \t]+)?`?%(c)s`?[ \t]*(?:[,;][ \t]*|\n|$)){1,16})"
+    % {"c": _CODE}, ["recovery code", "backup code", "emergency code", "scratch code", "one-time code",
+                    "2fa code", "mfa code"], _codes, needs_long=False, vendor=False, anchored=False,
+    priority=PRIORITY_GENERIC)
 add("password-hash", r"(?<![\w$])\$(?:2[abxy]?\$\d\d\$%(a)s{53}|(?:1|apr1)\$%(a)s{1,8}\$%(a)s{22}"
     r"|[56]\$(?:rounds=\d+\$)?%(a)s{1,16}\$%(a)s{43}(?:%(a)s{43})?|y\$%(a)s+\$%(a)s+\$%(a)s{43}"
     r"|argon2(?:id|i|d)\$v=\d+\$m=\d+,t=\d+,p=\d+\$[A-Za-z0-9+/]{11,}\$[A-Za-z0-9+/]{16,})" % {"a": _HASH_ALPHABET},
