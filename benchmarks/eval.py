@@ -310,49 +310,63 @@ def typo_variant(text: str, rng: random.Random) -> str | None:
     return text[:m.start()] + new + text[m.end():]
 
 
+def _obs_en(where: Path):
+    """The obsidian-help en vault indexed under `where`, and its queries."""
+    where.mkdir(parents=True, exist_ok=True)
+    cfg = make_cfg(EVAL / "vaults" / "obsidian-help" / "en", where / "index.db")
+    index(cfg)
+    return cfg, read_jsonl(EVAL / "vault-queries" / "obsidian-help" / "en.jsonl")
+
+
+def _beir_set(name: str, where: Path, max_q: int):
+    """(name, config, [(query, qrels)], path -> doc id) of a BEIR set indexed under `where`."""
+    corpus, queries, qrels = load_beir(name)
+    path2id = build_beir_vault(corpus, where / "vault")
+    cfg = make_cfg(where / "vault", where / "index.db")
+    index(cfg)
+    qids = subsample([q for q in qrels if q in queries], max_q)
+    return name, cfg, [(queries[q], qrels[q]) for q in qids], path2id
+
+
 def run_typos(max_q: int, work: Path) -> dict:
     """Dev queries with one random edit in one content word (fixed seed): ranking (gate off) and
     what the user gets (gate on), clean vs typo, on the queries that have such a word."""
     rng = random.Random(SEED)
     res = {"part": "typos", "kind": "typos", "sets": {}}
-    channels, graph = ABLATIONS[DEFAULT]
     sets = []
-    vault = EVAL / "vaults" / "obsidian-help" / "en"
-    qs = read_jsonl(EVAL / "vault-queries" / "obsidian-help" / "en.jsonl")
-    cfg = make_cfg(vault, work / "typos-obs-en" / "index.db")
-    (work / "typos-obs-en").mkdir(parents=True, exist_ok=True)
-    index(cfg)
+    cfg, qs = _obs_en(work / "typos-obs-en")
     for typ in ("description", "alias", "heading", "anchor"):
         items = subsample([q for q in qs if q["type"] == typ], max_q)
         sets.append((f"obsidian-help en {typ}", cfg, [(q["text"], {q["note"]: 1}) for q in items], None))
-    corpus, queries, qrels = load_beir("xquad-en")
-    vault = work / "typos-xquad-en" / "vault"
-    path2id = build_beir_vault(corpus, vault)
-    bcfg = make_cfg(vault, work / "typos-xquad-en" / "index.db")
-    index(bcfg)
-    qids = subsample([q for q in qrels if q in queries], max_q)
-    sets.append(("xquad-en", bcfg, [(queries[q], qrels[q]) for q in qids], path2id))
+    sets.append(_beir_set("xquad-en", work / "typos-xquad-en", max_q))
     for label, c, items, p2id in sets:
-        store = open_store(c)
-        m = defaultdict(float)
-        n = 0
-        for text, rels in items:
-            typo = typo_variant(text, rng)
-            if typo is None:
-                continue
-            n += 1
-            for tag, q in (("clean", text), ("typo", typo)):
-                paths, status = ranked_paths(q, c, store, channels, graph)
-                ranked = [p2id.get(p, p) for p in paths] if p2id else paths
-                m[f"{tag}_mrr_ranking"] += mrr(ranked, rels)
-                m[f"{tag}_ndcg_ranking"] += ndcg(ranked, rels)
-                if status == "no_evidence":
-                    ranked = []
-                m[f"{tag}_mrr"] += mrr(ranked, rels)
-                m[f"{tag}_no_evidence"] += status == "no_evidence"
-        res["sets"][label] = {"queries": n, **{k: round(v / max(1, n), 4) for k, v in m.items()}}
+        res["sets"][label] = clean_vs_variant(c, items, p2id, lambda text: typo_variant(text, rng))
         print("typos", label, res["sets"][label], flush=True)
     return res
+
+
+def clean_vs_variant(cfg, items, p2id, variant) -> dict:
+    """MRR/nDCG ranking and as answered of each query and its `variant` (None: left out), on the
+    queries that have one; keys clean_* and typo_* (the variant)."""
+    channels, graph = ABLATIONS[DEFAULT]
+    store = open_store(cfg)
+    m = defaultdict(float)
+    n = 0
+    for text, rels in items:
+        other = variant(text)
+        if other is None:
+            continue
+        n += 1
+        for tag, q in (("clean", text), ("typo", other)):
+            paths, status = ranked_paths(q, cfg, store, channels, graph)
+            ranked = [p2id.get(p, p) for p in paths] if p2id else paths
+            m[f"{tag}_mrr_ranking"] += mrr(ranked, rels)
+            m[f"{tag}_ndcg_ranking"] += ndcg(ranked, rels)
+            if status == "no_evidence":
+                ranked = []
+            m[f"{tag}_mrr"] += mrr(ranked, rels)
+            m[f"{tag}_no_evidence"] += status == "no_evidence"
+    return {"queries": n, **{k: round(v / max(1, n), 4) for k, v in m.items()}}
 
 
 # American -> British spellings of words the dev queries use (a hand-made table of real pairs,
@@ -407,41 +421,11 @@ def run_british(max_q: int, work: Path) -> dict:
     (obsidian-help en, SciFact, XQuAD en): ranking and as answered, American vs British, on the
     queries that have such a word (BRITISH)."""
     res = {"part": "british", "kind": "typos", "sets": {}}
-    channels, graph = ABLATIONS[DEFAULT]
-    sets = []
-    vault = EVAL / "vaults" / "obsidian-help" / "en"
-    qs = read_jsonl(EVAL / "vault-queries" / "obsidian-help" / "en.jsonl")
-    cfg = make_cfg(vault, work / "brit-obs-en" / "index.db")
-    (work / "brit-obs-en").mkdir(parents=True, exist_ok=True)
-    index(cfg)
-    sets.append(("obsidian-help en (all types)", cfg, [(q["text"], {q["note"]: 1}) for q in subsample(qs, max_q)], None))
-    for name in ("scifact", "xquad-en"):
-        corpus, queries, qrels = load_beir(name)
-        vault = work / f"brit-{name}" / "vault"
-        path2id = build_beir_vault(corpus, vault)
-        bcfg = make_cfg(vault, work / f"brit-{name}" / "index.db")
-        index(bcfg)
-        qids = subsample([q for q in qrels if q in queries], max_q)
-        sets.append((name, bcfg, [(queries[q], qrels[q]) for q in qids], path2id))
+    cfg, qs = _obs_en(work / "brit-obs-en")
+    sets = [("obsidian-help en (all types)", cfg, [(q["text"], {q["note"]: 1}) for q in subsample(qs, max_q)], None)]
+    sets += [_beir_set(name, work / f"brit-{name}", max_q) for name in ("scifact", "xquad-en")]
     for label, c, items, p2id in sets:
-        store = open_store(c)
-        m = defaultdict(float)
-        n = 0
-        for text, rels in items:
-            brit = british(text)
-            if brit is None:
-                continue
-            n += 1
-            for tag, q in (("clean", text), ("typo", brit)):
-                paths, status = ranked_paths(q, c, store, channels, graph)
-                ranked = [p2id.get(p, p) for p in paths] if p2id else paths
-                m[f"{tag}_mrr_ranking"] += mrr(ranked, rels)
-                m[f"{tag}_ndcg_ranking"] += ndcg(ranked, rels)
-                if status == "no_evidence":
-                    ranked = []
-                m[f"{tag}_mrr"] += mrr(ranked, rels)
-                m[f"{tag}_no_evidence"] += status == "no_evidence"
-        res["sets"][label] = {"queries": n, **{k: round(v / max(1, n), 4) for k, v in m.items()}}
+        res["sets"][label] = clean_vs_variant(c, items, p2id, british)
         print("british", label, res["sets"][label], flush=True)
     return res
 
