@@ -178,8 +178,16 @@ def measure_scale(label: str, db: Path, coll: str, url: str, vault: Path, querie
 
 
 def hook_latency(db: Path, coll: str, url: str, vault: Path, queries: list[str], runs: int, tmp: Path) -> dict:
-    """Fresh hook processes per store and the interpreter floor, interleaved (order rotated per run)."""
+    """Fresh hook processes per store and the interpreter floor, interleaved (order rotated per run):
+    wall and CPU (the child's user+sys, from RUSAGE_CHILDREN) p50/p95, and how many runs ended within
+    the hook's deadline (the default hooks.timeout_ms, or the raised one for postgres_in_process)."""
+    import resource
+
+    from vaultrag.config import Config
     from vaultrag.store.postgres.hook_policy import MIN_IN_PROCESS_DEADLINE_MS
+
+    budget = {"floor": None, "sqlite": Config.hook_timeout_ms, "postgres": Config.hook_timeout_ms,
+              "postgres_in_process": MIN_IN_PROCESS_DEADLINE_MS}
 
     py = sys.executable
     tmp.mkdir(parents=True, exist_ok=True)
@@ -196,19 +204,27 @@ def hook_latency(db: Path, coll: str, url: str, vault: Path, queries: list[str],
                                                      VAULTRAG_HOOK_TIMEOUT_MS=str(MIN_IN_PROCESS_DEADLINE_MS),
                                                      XDG_STATE_HOME=str(tmp / "state-postgres-in-process")))}
     ms = {k: [] for k in ways}
+    cpu = {k: [] for k in ways}
     outputs = {k: 0 for k in ways}
     names = list(ways)
     for i in range(runs):
-        q = queries[i % len(queries)]
+        q = queries[i % len(queries)]  # --hook-prompts P: P prompts, runs // P rounds of them
         for name in names[i % len(names):] + names[:i % len(names)]:
             cmd, env = ways[name]
             payload = json.dumps({"session_id": f"pgscale-{name}-{i}", "hook_event_name": "UserPromptSubmit",
                                   "prompt": q})
+            r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
             t = time.perf_counter()
             cp = subprocess.run(cmd, input=payload, env=env, capture_output=True, text=True, cwd=str(tmp))
             ms[name].append((time.perf_counter() - t) * 1000)
+            r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+            cpu[name].append((r1.ru_utime - r0.ru_utime + r1.ru_stime - r0.ru_stime) * 1000)
             outputs[name] += bool(cp.stdout.strip())
-    out = {name: {"p50_ms": pct(v, 50), "p95_ms": pct(v, 95), "with_output": outputs[name]} for name, v in ms.items()}
+    out = {name: {"p50_ms": pct(v, 50), "p95_ms": pct(v, 95), "cpu_p50_ms": pct(cpu[name], 50),
+                  "cpu_p95_ms": pct(cpu[name], 95), "with_output": outputs[name],
+                  "within_budget": (sum(x <= budget[name] for x in v) if budget[name] else None),
+                  "budget_ms": budget[name]}
+           for name, v in ms.items()}
     floor = out["floor"]["p50_ms"]
     for name in names[1:]:
         out[name]["p50_above_floor_ms"] = round(out[name]["p50_ms"] - floor, 2)
@@ -231,6 +247,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--hook-scale", help="LABEL of the --scale whose stores the hook runs use")
     ap.add_argument("--hook-runs", type=int, default=30)
+    ap.add_argument("--hook-prompts", type=int, default=0,
+                    help="hook: cycle through the first P queries only (runs // P rounds of each); 0: all")
     ap.add_argument("--tmp", type=Path, help="hook: state folders go here (default: a temp folder)")
     ap.add_argument("--json", type=Path, help="also write the summary here")
     args = ap.parse_args(argv)
@@ -258,7 +276,9 @@ def main(argv: list[str] | None = None) -> int:
                 tmp = Path(args.tmp) if args.tmp else Path(tmp)
                 tmp.mkdir(parents=True, exist_ok=True)
                 log("hook", args.hook_scale)
-                out["hook"] = hook_latency(db, coll, args.store, args.vault, queries, args.hook_runs, tmp)
+                out["hook"] = hook_latency(db, coll, args.store, args.vault,
+                                          queries[:args.hook_prompts] if args.hook_prompts else queries,
+                                          args.hook_runs, tmp)
                 out["hook"]["scale"] = args.hook_scale
     finally:
         from vaultrag.store.postgres.connection import close_pool

@@ -95,3 +95,10 @@ def test_hook_ways_take_the_paths_they_are_named_for(built, tmp_path):
     assert out["postgres"]["with_output"] == 0
     assert not any("no `vaultrag serve` answered" in line for line in out["log_tail"]["postgres_in_process"])
     assert out["postgres_in_process"]["with_output"] == out["sqlite"]["with_output"]
+    # CPU is the child's own (a hook process costs at least the floor's, and never more than its wall
+    # plus a little for the 2-core scheduler); the budget is each way's own deadline
+    for way in ("floor", "sqlite", "postgres", "postgres_in_process"):
+        assert 0 < out[way]["cpu_p50_ms"] <= out[way]["p50_ms"] * 2 + 50
+    assert out["floor"]["within_budget"] is None and out["floor"]["budget_ms"] is None
+    assert out["postgres_in_process"]["budget_ms"] > out["sqlite"]["budget_ms"] == out["postgres"]["budget_ms"]
+    assert out["postgres"]["within_budget"] == 1  # declining costs far less than the deadline
