@@ -19,14 +19,18 @@ HOOK_CODE = ("import io, sys, json\n"
              "'UserPromptSubmit', 'prompt': 'daily snapshots retention backup plan'}).encode()))\n"
              "from vaultrag.hooks import main\n"
              "rc = main('UserPromptSubmit')\n"
-             "print(json.dumps(['psycopg' in sys.modules, rc]), file=sys.stderr)\n")
+             "print(json.dumps(['psycopg' in sys.modules, rc, 'vaultrag.store.postgres.store' in sys.modules]), "
+             "file=sys.stderr)\n")
 
 
 def _run_hook(vault: Path, url: str, **env_extra) -> tuple[str, list, str]:
     env = os.environ.copy()
     env.update(VAULTRAG_VAULT=str(vault), VAULTRAG_STORE=url, VAULTRAG_COLLECTION="notes",
                VAULTRAG_SOCKET=str(vault.parent / "no-server.sock"), **env_extra)
-    p = subprocess.run([sys.executable, "-I", "-c", HOOK_CODE], capture_output=True, env=env, timeout=120)
+    # This checkout's code, not whichever one the environment's editable install points at (-I would
+    # ignore PYTHONPATH and load that one: a worktree's tests then checked another tree's hook).
+    env["PYTHONPATH"] = str(Path(__file__).resolve().parent.parent)
+    p = subprocess.run([sys.executable, "-s", "-c", HOOK_CODE], capture_output=True, env=env, timeout=120)
     assert p.returncode == 0, p.stderr
     log = Path(os.environ["XDG_STATE_HOME"]) / "vaultrag" / "hooks.log"
     return p.stdout.decode(), json.loads(p.stderr.decode().strip().splitlines()[-1]), \
@@ -35,16 +39,19 @@ def _run_hook(vault: Path, url: str, **env_extra) -> tuple[str, list, str]:
 
 def test_pg_hook_without_server_fails_open_without_the_driver(vault, pg_url, isolated_env):
     reindex(load_config(vault=str(vault), store=pg_url, collection="notes"))
-    out, (imported, rc), log = _run_hook(vault, pg_url, VAULTRAG_HOOK_TIMEOUT_MS=str(MIN_IN_PROCESS_DEADLINE_MS - 100))
+    out, (imported, rc, store_loaded), log = _run_hook(vault, pg_url,
+                                                       VAULTRAG_HOOK_TIMEOUT_MS=str(MIN_IN_PROCESS_DEADLINE_MS - 100))
     assert out == "" and rc == 0
     assert imported is False  # the ~1 s driver import was never paid
+    assert store_loaded is False  # nor the PG store's ~0.2 s of modules: hook_policy loads without them
     assert "PostgreSQL" in log and "vaultrag serve" in log and f"{MIN_IN_PROCESS_DEADLINE_MS - 100} ms" in log
 
 
 def test_pg_hook_with_a_long_deadline_searches_in_process(vault, pg_url, isolated_env):
     reindex(load_config(vault=str(vault), store=pg_url, collection="notes"))
-    out, (imported, rc), log = _run_hook(vault, pg_url, VAULTRAG_HOOK_TIMEOUT_MS=str(MIN_IN_PROCESS_DEADLINE_MS * 5))
-    assert rc == 0 and imported is True
+    out, (imported, rc, store_loaded), log = _run_hook(vault, pg_url,
+                                                       VAULTRAG_HOOK_TIMEOUT_MS=str(MIN_IN_PROCESS_DEADLINE_MS * 5))
+    assert rc == 0 and imported is True and store_loaded is True
     assert "Backup plan" in json.loads(out)["hookSpecificOutput"]["additionalContext"]
     assert "no `vaultrag serve` answered" not in log
 
