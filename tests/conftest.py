@@ -53,6 +53,33 @@ def cfg_for(tmp_path):
     return make
 
 
+def load_script(rel: str):
+    """A script of the repo that is not a package module (benchmarks/, scripts/), as a module."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(Path(rel).stem, REPO / rel)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def lorem_notes(extra=lambda i: []) -> dict[str, str]:
+    """60 filler notes (seed 5): 'common' in all of them, 'quokka' in every fourth, plus `extra(i)`."""
+    import random
+
+    rng = random.Random(5)
+    filler = "lorem ipsum dolor sit amet consectetur adipiscing elit sed".split()
+    notes = {}
+    for i in range(60):
+        words = [rng.choice(filler) for _ in range(rng.randint(5, 60))] + ["common"] * rng.randint(1, 3)
+        if i % 4 == 0:
+            words += ["quokka"] * rng.randint(1, 3)
+        words += extra(i)
+        rng.shuffle(words)
+        notes[f"n{i:02d}.md"] = f"# Note {i}\n\n{' '.join(words)}\n"
+    return notes
+
+
 def shared_path(*parts: str) -> Path:
     p = SHARED.joinpath(*parts)
     if not p.exists():

@@ -1,7 +1,6 @@
 """scripts/center_model.py and the bundled model it centred (issue 19)."""
 from __future__ import annotations
 
-import importlib.util
 import sysconfig
 from collections import Counter
 from pathlib import Path
@@ -11,6 +10,7 @@ import pytest
 np = pytest.importorskip("numpy")
 pytest.importorskip("safetensors")
 
+from conftest import load_script  # noqa: E402
 from vaultrag.lean_encoder import LeanEncoder  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
@@ -18,10 +18,7 @@ BUNDLED = REPO / "vaultrag" / "models" / "minilm-l6-static-256"
 
 
 def _script():
-    spec = importlib.util.spec_from_file_location("center_model", REPO / "scripts" / "center_model.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return load_script("scripts/center_model.py")
 
 
 def _rows():

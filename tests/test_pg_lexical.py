@@ -3,11 +3,10 @@ through edits, deletes and rebuilds, and pruned BM25 (candidates by the rarest t
 exactly as FTS5's bm25() does over the same notes."""
 from __future__ import annotations
 
-import random
 
 import pytest
 
-from conftest import write_notes
+from conftest import lorem_notes, write_notes
 from pg_fixtures import pg_server, pg_url  # noqa: F401  (fixtures)
 from vaultrag.config import load_config
 from vaultrag.indexer import reindex
@@ -99,17 +98,7 @@ def _assert_same_ranking(a, want, b, got) -> None:
 @pytest.fixture
 def corpus(tmp_path, pg_url):
     """60 notes: 'common' in all of them, 'rare' words in a few, lengths and repeats varied."""
-    rng = random.Random(5)
-    filler = "lorem ipsum dolor sit amet consectetur adipiscing elit sed".split()
-    notes = {}
-    for i in range(60):
-        words = [rng.choice(filler) for _ in range(rng.randint(5, 60))] + ["common"] * rng.randint(1, 3)
-        if i % 4 == 0:
-            words += ["quokka"] * rng.randint(1, 3)
-        if i % 7 == 0:
-            words += ["zygomorphic", "quokkas"]
-        rng.shuffle(words)
-        notes[f"n{i:02d}.md"] = f"# Note {i}\n\n{' '.join(words)}\n"
+    notes = lorem_notes(lambda i: ["zygomorphic", "quokkas"] if i % 7 == 0 else [])
     return _both_stores(tmp_path, pg_url, notes)
 
 

@@ -3,13 +3,11 @@ path right, compare it with a truly exact answer, and time hooks down the paths 
 from __future__ import annotations
 
 import argparse
-import importlib.util
-import random
 from pathlib import Path
 
 import pytest
 
-from conftest import write_notes
+from conftest import load_script, lorem_notes, write_notes
 from pg_fixtures import pg_server, pg_url  # noqa: F401  (fixtures)
 from vaultrag.config import load_config
 from vaultrag.indexer import reindex
@@ -17,14 +15,9 @@ from vaultrag.retrieve.channels import BM25_WEIGHTS, build_fts_query
 from vaultrag.store import open_store
 from vaultrag.store.postgres import lexical
 
-REPO = Path(__file__).resolve().parent.parent
-
 
 def _module():
-    spec = importlib.util.spec_from_file_location("pg_scale", REPO / "benchmarks" / "pg_scale.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return load_script("benchmarks/pg_scale.py")
 
 
 def test_scale_spec_and_overlap():
@@ -41,15 +34,7 @@ def test_scale_spec_and_overlap():
 @pytest.fixture
 def built(tmp_path, pg_url):
     """60 notes ('common' in all, 'quokka' in 15) in both stores, the bundled model."""
-    rng = random.Random(5)
-    filler = "lorem ipsum dolor sit amet consectetur adipiscing elit sed".split()
-    notes = {}
-    for i in range(60):
-        words = [rng.choice(filler) for _ in range(rng.randint(5, 60))] + ["common"] * rng.randint(1, 3)
-        if i % 4 == 0:
-            words += ["quokka"] * rng.randint(1, 3)
-        rng.shuffle(words)
-        notes[f"n{i:02d}.md"] = f"# Note {i}\n\n{' '.join(words)}\n"
+    notes = lorem_notes()
     vault = write_notes(tmp_path / "v", notes)
     db = tmp_path / "i.sqlite"
     reindex(load_config(vault=str(vault), db=str(db), model="bundled"), full=True)
