@@ -607,3 +607,14 @@ def test_real_vault_prose_is_left_alone():
             chunks += 1
             altered += bool(scrub(chunk)[1])
     assert chunks > 1000 and altered / chunks < 0.005
+
+
+def test_password_abbreviated_pw_in_prose_is_redacted():
+    """trial7: "the wifi pw is X" (a note's shorthand) reached the UserPromptSubmit context verbatim."""
+    from vaultrag.scrubber import scrub
+    for text in ("the wifi pw is CoffeeShop#2024 btw", "Router PW is Hx9-kettle-22.", "admin pw was Spr1ng!Fest"):
+        clean, _ = scrub(text)
+        for secret in ("CoffeeShop#2024", "Hx9-kettle-22", "Spr1ng!Fest"):
+            assert secret not in clean, (text, clean)
+    for text in ("the pw is long enough", "pwd is /home/alice", "new pw policy is strict"):
+        assert scrub(text)[0] == text

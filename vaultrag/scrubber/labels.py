@@ -31,7 +31,7 @@ requirement requirements field fields prompt prompts strength hash hashes expiry
 changes protected protection option options setting settings file files""".split())
 
 _PROSE = (r"\b(?i:(?:wi-?fi |admin |root |user |guest |master |vpn |router |)(?:password|passwd|passphrase"
-          r"|passcode|pre-shared key|psk))(?P<gap>[^\n.;:=\"'`]{0,%d}?)[ \t]+(?i:is|was)[ \t]+"
+          r"|passcode|pre-shared key|psk|pw(?!\w)))(?P<gap>[^\n.;:=\"'`]{0,%d}?)[ \t]+(?i:is|was)[ \t]+"
           r"[\"'`«“‘]?(?P<s>[^\s\"'`«»“”‘’]{%d,64})" % (MAX_PROSE_GAP, MIN_PROSE_PASSWORD))
 
 _ASCII_LABELS = ("mot de passe", "contrasena", "senha", "kennwort", "wachtwoord", "salasana", "passord",
@@ -130,7 +130,7 @@ def _labels(labels: tuple) -> str:
     return "|".join(re.escape(label).replace(r"\ ", "[ \t]") for label in sorted(labels, key=len, reverse=True))
 
 
-add("password-prose", _PROSE, ["password", "passwd", "passphrase", "passcode", "pre-shared", "psk"], _prose,
+add("password-prose", _PROSE, ["password", "passwd", "passphrase", "passcode", "pre-shared", "psk", "pw"], _prose,
     needs_long=False, vendor=False, anchored=False, priority=PRIORITY_GENERIC, one_line=True)
 add("password-label", r"\b(?i:%s)%s%s" % (_labels(_ASCII_LABELS), _SEP, _LABEL_VALUE), _ASCII_LABELS, _label,
     needs_long=False, vendor=False, anchored=True, priority=PRIORITY_GENERIC, line_needs=":=")
