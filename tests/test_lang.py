@@ -111,7 +111,7 @@ THAI_NOTES = {
 
 
 def test_thai_gate_weighs_grams_the_chunk_holds_in_a_row(tmp_path, cfg_for):
-    # Every gram of a Thai question weighs, held only where 3 clusters of the question stand in a
+    # Every gram of a Thai question weighs, held only where 4 clusters of the question stand in a
     # row in the chunk: the old rule weighed BM25's rarest grams, here "ก กี่" and "ใ ค"-like
     # straddles of question words, and abstained on "how many people live in Warsaw"
     cfg = cfg_for(write_notes(tmp_path / "v", THAI_NOTES))
@@ -166,3 +166,20 @@ def test_an_index_of_the_old_analysis_is_rebuilt(vault, cfg_for, old):
     assert any("rebuilt" in w for _, w in r.warnings)
     with Store(cfg.db_path(), readonly=True) as s:
         assert s.schema_version() == schema.SCHEMA_VERSION >= 5
+
+
+def test_thai_gram_counts_only_inside_a_run_of_four_clusters_the_chunk_holds(tmp_path, cfg_for):
+    # "ซอร์ซ": the Warsaw chunk holds "อร์ซ" (3 clusters in a row, of "วอร์ซอ") but no run of 4 of
+    # the query; with runs of 3 two of its three grams counted (chance straddles like these let
+    # off-topic Thai questions through: lang_gate.py xquad-th answered 0.167 -> 0.107)
+    from vaultrag.retrieve import pipeline
+    from vaultrag.retrieve.channels import build_fts_query
+
+    assert pipeline.SEG_RUN_MATCH == 4
+    cfg = cfg_for(write_notes(tmp_path / "v", THAI_NOTES))
+    reindex(cfg, embed=False)
+    with Store(cfg.db_path(), readonly=True) as s:
+        ids = [cid for cid, _ in s.lexical(build_fts_query("วอร์ซอ", s).terms, 5, (1.0, 0.5, 0.3))]
+        straddle = build_fts_query("ซอร์ซ", s)
+        assert straddle.runs and pipeline.term_evidence(s, straddle, ids)["term_coverage"] < 0.33
+        assert pipeline.term_evidence(s, build_fts_query("วอร์ซอ", s), ids)["term_coverage"] == 1.0

@@ -56,7 +56,10 @@ GATE_TYPO_CREDIT = 0.5
 # 0.100 / 0.121 / 0.185; runs of 3, IDF^1.5 0.049 / 0.046 / 0.133; IDF^2 0.082 / 0.074 / 0.119;
 # runs of 4, IDF^1.5 0.074 / 0.072 / 0.083; every gram without adjacency (runs of 2), IDF^2
 # 0.054 / 0.048 / 0.207 (BENCHMARKS.md "Stop 16 — lang5").
-SEG_RUN_MATCH = 3
+# Stop 18 (lang7), same runs side by side, lang_gate.py at 150 queries: runs of 3 0.047 / 0.167,
+# 4 0.080 / 0.107, 4 with IDF^2 0.093 / 0.093, 4 with IDF^1 0.073 / 0.147, 5 0.147 / 0.073;
+# eval.py full set, runs of 4: abstained 0.074, as answered 0.889 (3: 0.049 / 0.906).
+SEG_RUN_MATCH = 4
 SEG_IDF_POWER = 1.5
 GATE_MAX_ABSENT = 8  # words the vault lacks that the gate counts (bounds its cost on long prompts)
 # Vectors re-rank what the lexical channels found; a chunk found by vectors alone joins the fusion
