@@ -147,7 +147,7 @@ def _vendor(name: str, pattern: str, triggers, check=plain, needs_long: bool = T
 
 _vendor("anthropic-api-key", r"\bsk-ant-[a-z]{3,6}\d\d-[A-Za-z0-9_-]{40,}", ["sk-ant-"])
 _vendor("openai-api-key", r"\bsk-(?:(?:(?:proj|svcacct|admin|None)-)?[A-Za-z0-9_-]{20,}T3BlbkFJ"
-        r"[A-Za-z0-9_-]{20,}|(?:proj|svcacct|admin)-[A-Za-z0-9_-]{40,}|[A-Za-z0-9]{48}\b)", ["sk-"],
+        r"[A-Za-z0-9_-]{20,}|(?:proj|svcacct|admin)-[A-Za-z0-9_-]{80,}|[A-Za-z0-9]{48}\b)", ["sk-"],
         random_vendor)
 _vendor("github-pat-classic", r"\bghp_[A-Za-z0-9]{36}\b", ["ghp_"])
 _vendor("github-pat-fine-grained", r"\bgithub_pat_[A-Za-z0-9]{22}_[A-Za-z0-9]{59}\b", ["github_pat_"])
