@@ -3,8 +3,8 @@ cannot run says why and the others still answer. Standard library only (hook pat
 from __future__ import annotations
 
 import json
-import re
 import os
+import re
 from pathlib import Path
 
 from ..frozen import frozen
@@ -92,6 +92,7 @@ def build_fts_query(text: str, store: Store | None = None, max_terms: int = MAX_
     dropped: list[Term] = []
     pruning = len(terms) > max_terms and store is not None
     fixed: dict[Term, Term] = {}
+    respelt: dict[Term, Term] = {}
     if pruning:
         df = {t: store.doc_freq(t, DF_COUNT_CAP) for t in terms}
     if store is not None:
@@ -117,7 +118,7 @@ def build_fts_query(text: str, store: Store | None = None, max_terms: int = MAX_
         dropped = [t for t in terms if t not in keep]
         terms = [t for t in terms if t in keep]
     return FtsQuery(tuple(terms), tuple(dropped), df, loose, frozenset(fixed.values()), tuple(spaceless_runs(text)),
-                    tuple((t.text, alt.text) for t, alt in respelt.items()) if store is not None else ())
+                    tuple((t.text, alt.text) for t, alt in respelt.items()))
 
 
 _WORD_RE = re.compile(r"[A-Za-z]+")
@@ -145,11 +146,6 @@ def _typo_word(term: Term, min_chars: int = TYPO_MIN_CHARS) -> str | None:
     None: letters only (identifiers with digits, underscores or dots stay exact), min_chars+."""
     w = term.text if not term.prefix and not term.alternatives else ""
     return w if len(w) >= min_chars and w.isascii() and w.isalpha() else None
-
-
-def _unknown(store: Store, term: Term, df: dict[Term, int]) -> bool:
-    """No chunk holds `term` (counted already when pruning ran)."""
-    return (df[term] if term in df else store.doc_freq(term, 1)) == 0
 
 
 def respelled(store: Store, terms: list[Term], df: dict[Term, int]) -> dict[Term, Term]:
@@ -189,7 +185,7 @@ def typo_alternatives(store: Store, terms: list[Term], df: dict[Term, int]) -> d
     unknown = []
     for t in terms:
         w = _typo_word(t)
-        if w and _unknown(store, t, df):
+        if w and (df[t] if t in df else store.doc_freq(t, 1)) == 0:
             unknown.append((t, w))
         if len(unknown) >= TYPO_MAX_WORDS:
             break

@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 from typing import Optional
 
-from .judge import is_placeholder, key_kind
+from .judge import _CAMEL_WORDS_RE, is_placeholder, key_kind
 from .rules import PRIORITY_GENERIC, add
 
 MIN_PROSE_PASSWORD = 6   # chars; "is 8+" or "is abc1" in prose is a rule, not a password
@@ -80,16 +80,13 @@ def _without_sentence_end(text: str, a: int, b: int) -> tuple[int, int]:
     return a, b
 
 
-_NAME_PARTS_RE = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])")
-
-
 def _a_variable_name(value: str) -> bool:
     """`DB_PASSWORD`, `apiKey`, `myPwd`: a name a label points at, not a password. Its key word must
     stand among word-like parts: most of its letters in runs of 3+ (a random `I9PwRq9tWH4S` holds
     "Pw" by chance, in parts of one or two letters)."""
     if not key_kind(value):
         return False
-    parts = _NAME_PARTS_RE.findall(value)
+    parts = [p for p in _CAMEL_WORDS_RE.findall(value) if not p.isdigit()]  # key_kind's own split
     letters = sum(len(p) for p in parts)
     return sum(len(p) for p in parts if len(p) >= 3) >= 0.6 * letters
 

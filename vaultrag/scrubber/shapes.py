@@ -109,15 +109,13 @@ def _passphrase(m: re.Match) -> Optional[tuple]:
 
 
 _CODE = r"(?=[A-Za-z]*(?:[- ][A-Za-z]*)?\d)[A-Za-z0-9]{2,6}[- ]?[A-Za-z0-9]{2,6}"
-
-
-_CODE_RE = re.compile(r"(?<![\w.-])%s(?![\w-])" % _CODE)
+_ONE_CODE = r"(?<![\w.-])%s(?![\w-])" % _CODE  # compiled on first use (re's cache), as the rules are
 
 
 def _codes(m: re.Match) -> Optional[list]:
     """Each code of the list after the label, as its own span."""
     a = m.start("s")
-    return [(a + c.start(), a + c.end()) for c in _CODE_RE.finditer(m.group("s"))] or None
+    return [(a + c.start(), a + c.end()) for c in re.finditer(_ONE_CODE, m.group("s"))] or None
 
 
 _HASH_ALPHABET = "[./A-Za-z0-9]"
