@@ -25,7 +25,7 @@ from . import __version__, chunker, markdown, notelang
 from .config import Config
 from .errors import VaultNotFound
 from .paths import KEY_META, display_path, new_key, resolve, shown_part, stored_path
-from .scan import allowed, exclude_patterns, scan, snapshot
+from .scan import allowed, exclude_patterns, scan, snapshot, too_large
 from .scrubber import ruleset_id, scrub
 from .sessions import is_session_path
 from .store import ChunkRow, FileWrite, LinkRow, Store, backend_for
@@ -119,9 +119,9 @@ def read_note(root: Path, rel: str, max_bytes: int) -> tuple[bytes | None, str |
     from .safe_io import RefusedFile, read_in_vault
 
     try:
-        size = os.lstat(root / rel).st_size
-        if size > max_bytes:
-            return None, None, f"larger than max_file_bytes ({size / 1e6:.1f} MB > {max_bytes / 1e6:.1f} MB)"
+        why = too_large(os.lstat(root / rel).st_size, max_bytes)
+        if why:
+            return None, None, why
         raw = read_in_vault(root, rel, max_bytes)
     except RefusedFile as exc:
         return None, None, f"not read: {exc}"
