@@ -259,6 +259,13 @@ def _reindex(cfg: Config, full: bool, progress: Progress | None, lock_wait_s: fl
         if stale:
             report.warnings.append(("", f"removed {stale} files ({stale_bytes / 1e6:.1f} MB) left by an "
                                         f"interrupted full rebuild"))
+        # A damaged index (pages that do not read) cannot be updated in place, nor trusted to say
+        # what is unchanged: a whole-vault run rebuilds it, into a shadow copy as --full does, so the
+        # damaged file serves until the new one replaces it (SQLite: ~0.1 s at 38k chunks to check).
+        damage = None if full or changes is not None else getattr(backend, "damage", lambda: None)()
+        if damage:
+            full = report.full = True
+            report.warnings.append(("", f"the index was damaged ({damage}): rebuilt from the vault"))
         if full:  # into a shadow copy, published at once when the run completes
             with backend.rebuild() as rebuild, _Interrupt() as stop:
                 _run_on(rebuild.store, cfg, root, report, progress, stop, embed, full, None, workers)
