@@ -169,7 +169,9 @@ def cmd_status(args) -> int:
                            if e["available"] else f"not available ({e['reason'] or 'never built'})"))
     print(f"reindex:  last {when}; {info['changed_since_reindex']} files changed on disk since")
     cov = info["coverage"]
-    print(f"coverage: {cov['files_indexed']} indexed of {cov['markdown_files_in_vault']} Markdown files in the vault")
+    skips = len((cov.get("scopes") or {}).get("vault", {}).get("skipped") or [])
+    print(f"coverage: {cov['files_indexed']} indexed of {cov['markdown_files_in_vault']} Markdown files in the vault"
+          + (f"; {skips}{'+' if skips >= 50 else ''} skipped (below)" if skips else ""))
     for name, sc in (cov.get("scopes") or {}).items():
         print(f"  scope {esc(name)}: {sc['indexed']} indexed of {sc['present']} {sc['unit']} present"
               + (f"; skipped: " + "; ".join(f"{esc(s['path'])}: {esc(s['reason'])}" for s in sc["skipped"][:5])

@@ -19,7 +19,7 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from .errors import VaultragError
+from .errors import IndexLocked, VaultragError, cli_command, index_failure
 
 # A hook log line newer than this is worth showing (older ones were fixed or forgotten).
 RECENT_LOG_S = 24 * 3600
@@ -82,8 +82,7 @@ class Report:
 
 def _cli() -> str:
     """How to call the vaultrag command from this interpreter (the .venv's, for a hook)."""
-    exe = Path(sys.executable).parent / "vaultrag"
-    return str(exe) if exe.exists() else "vaultrag"
+    return cli_command()
 
 
 def _repo_root() -> Path:
@@ -136,8 +135,14 @@ def index_problems(cfg, passed: list[str], facts: dict, *, freshness: bool = Tru
         with Store(db, readonly=True) as store:
             meta = store.all_meta()
             chunks = store.chunk_count()
-    except Exception as exc:  # corrupt, locked, or an old schema
+            damage = store.check() if hasattr(store, "check") else None  # every page (~0.1 s at 38k chunks)
+    except IndexLocked as exc:
+        return [Problem("index", str(exc), _LOCKED_FIX.format(db=db))]
+    except Exception as exc:  # corrupt, or an old schema
         return [Problem("index", f"cannot read {db}: {exc}", f"{_cli()} reindex --full  (rebuilds it)")]
+    if damage:
+        return [Problem("index", f"{db} is damaged: {damage}; hooks fail on the notes stored there",
+                        f"{_cli()} reindex --full  (rebuilds it from the vault)")]
     out: list[Problem] = []
     indexed_vault = meta.get("vault")
     if indexed_vault and Path(indexed_vault).resolve() != Path(cfg.vault).resolve():
@@ -189,13 +194,49 @@ def freshness_problems(cfg, passed: list[str]) -> list[Problem]:
 
 
 def quick_problems() -> list[Problem]:
-    """The fast checks, what the SessionStart hook reports: config, vault folder, index file present.
+    """The fast checks, what the SessionStart hook reports: config, vault folder, index file present,
+    and whether the hooks have been failing on a damaged index since it last changed (the hook log).
     No vault scan, no subprocess, and the store is not even imported (~100 ms of a session start)."""
     passed: list[str] = []
-    cfg, out = config_problems(passed, {})
+    facts: dict = {}
+    cfg, out = config_problems(passed, facts)
     if cfg is None or out or cfg.vault is None:
         return out
-    return _index_file_problems(cfg, {})
+    return _index_file_problems(cfg, facts) or damaged_index_log_problems(facts)
+
+
+def damaged_index_log_problems(facts: dict) -> list[Problem]:
+    """The hooks' last failure on a damaged index, from the hook log, when neither the index nor the
+    config changed since (a rebuild replaces the index file: its mtime moves past the line). The
+    hooks fail open, so without this a user learns of it only by missing notes."""
+    from .config import xdg_dir
+
+    changed = []
+    for key in ("index", "config_file"):  # no config file: the environment names the vault
+        try:
+            changed.append(os.stat(facts[key]).st_mtime)
+        except (OSError, KeyError):
+            pass
+    if not changed:
+        return []
+    since = int(max(changed))  # the log's stamps are whole seconds: one in the same second counts
+    try:
+        lines = (xdg_dir("state") / "hooks.log").read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        return []
+    for line in reversed(lines[-200:]):
+        stamp, _, message = line.partition(" ")
+        if index_failure(message) != "corrupt":
+            continue
+        try:
+            at = time.mktime(time.strptime(stamp, "%Y-%m-%dT%H:%M:%S"))
+        except ValueError:
+            continue
+        if at < since:
+            return []
+        return [Problem("index", f"the hooks failed on a damaged index {facts['index']} at {stamp} ({message})",
+                        f"{_cli()} reindex --full  (rebuilds it from the vault)")]
+    return []
 
 
 # -- registration: does Claude Code run a working command? ----------------------------------------
@@ -315,7 +356,19 @@ def registration_problems(passed: list[str], facts: dict, project_dir: Path | No
 
 
 # -- the hook log ---------------------------------------------------------------------------------
+# Another process holds the index's write lock: nothing is wrong with the index, nothing to rebuild.
+_LOCKED_FIX = ("let the process writing to {db} finish, or close it (`lsof {db}` names it: a reindex, a "
+               "sqlite3 shell, a database browser); then run vaultrag doctor again")
+_LOCKED_LOG_FIX = ("nothing to rebuild: another process held the index's write lock (a reindex, a sqlite3 shell, "
+                   "a database browser); if it repeats, find it with `lsof` on the index file and close it")
+
+
 def _log_fix(message: str) -> str:
+    failure = index_failure(message)
+    if failure == "corrupt":
+        return f"{_cli()} reindex --full  (the index is damaged; this rebuilds it from the vault)"
+    if failure == "locked":
+        return _LOCKED_LOG_FIX
     if "ConfigError" in message or "no vault" in message:
         return "the config checks above; then new prompts stop logging this"
     if "deadline" in message:

@@ -25,7 +25,7 @@ from . import __version__, chunker, markdown, notelang
 from .config import Config
 from .errors import VaultNotFound
 from .paths import KEY_META, display_path, new_key, resolve, shown_part, stored_path
-from .scan import allowed, exclude_patterns, scan, snapshot
+from .scan import allowed, exclude_patterns, scan, snapshot, too_large
 from .scrubber import ruleset_id, scrub
 from .sessions import is_session_path
 from .store import ChunkRow, FileWrite, LinkRow, Store, backend_for
@@ -119,9 +119,9 @@ def read_note(root: Path, rel: str, max_bytes: int) -> tuple[bytes | None, str |
     from .safe_io import RefusedFile, read_in_vault
 
     try:
-        size = os.lstat(root / rel).st_size
-        if size > max_bytes:
-            return None, None, f"larger than max_file_bytes ({size / 1e6:.1f} MB > {max_bytes / 1e6:.1f} MB)"
+        why = too_large(os.lstat(root / rel).st_size, max_bytes)
+        if why:
+            return None, None, why
         raw = read_in_vault(root, rel, max_bytes)
     except RefusedFile as exc:
         return None, None, f"not read: {exc}"
@@ -259,6 +259,13 @@ def _reindex(cfg: Config, full: bool, progress: Progress | None, lock_wait_s: fl
         if stale:
             report.warnings.append(("", f"removed {stale} files ({stale_bytes / 1e6:.1f} MB) left by an "
                                         f"interrupted full rebuild"))
+        # A damaged index (pages that do not read) cannot be updated in place, nor trusted to say
+        # what is unchanged: a whole-vault run rebuilds it, into a shadow copy as --full does, so the
+        # damaged file serves until the new one replaces it (SQLite: ~0.1 s at 38k chunks to check).
+        damage = None if full or changes is not None else getattr(backend, "damage", lambda: None)()
+        if damage:
+            full = report.full = True
+            report.warnings.append(("", f"the index was damaged ({damage}): rebuilt from the vault"))
         if full:  # into a shadow copy, published at once when the run completes
             with backend.rebuild() as rebuild, _Interrupt() as stop:
                 _run_on(rebuild.store, cfg, root, report, progress, stop, embed, full, None, workers)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat as stat_mode
 from array import array
 from fnmatch import fnmatch, translate
 from operator import attrgetter
@@ -51,16 +52,40 @@ def scan(cfg: Config, root: Path, start: str = "") -> tuple[dict[str, os.stat_re
                     continue
                 stack.append((entry.path, rel + "/"))
                 continue
-            if not name.lower().endswith(MARKDOWN_SUFFIXES) or not entry.is_file(follow_symlinks=False):
+            if not name.lower().endswith(MARKDOWN_SUFFIXES):
                 continue
             # The folders above were checked on the way down, so the file's own name and path remain.
             if excluded(rel, name) or (include and not included(rel, include)):
                 continue
             try:
-                found[rel] = entry.stat(follow_symlinks=False)
+                st = entry.stat(follow_symlinks=False)
             except OSError as exc:
                 skipped.append((display_path(rel), f"cannot stat: {exc.strerror}"))
+                continue
+            # A file the index will not hold is a skip with its reason, never a change waiting for
+            # a reindex (status and doctor compare the scan with the index).
+            why = unindexable(st, cfg.max_file_bytes)
+            if why:
+                skipped.append((display_path(rel), why))
+            else:
+                found[rel] = st
     return found, skipped
+
+
+def unindexable(st: os.stat_result, max_bytes: int) -> str | None:
+    """Why a Markdown-named entry of the vault is not read (not a regular file, or too large), or None."""
+    if not stat_mode.S_ISREG(st.st_mode):
+        kind = next((k for test, k in _KINDS if test(st.st_mode)), "special file")
+        return f"not a regular file ({kind}); not read"
+    return too_large(st.st_size, max_bytes)
+
+
+def too_large(size: int, max_bytes: int) -> str | None:
+    return f"larger than max_file_bytes ({size / 1e6:.1f} MB > {max_bytes / 1e6:.1f} MB)" if size > max_bytes else None
+
+
+_KINDS = ((stat_mode.S_ISFIFO, "a FIFO"), (stat_mode.S_ISSOCK, "a socket"), (stat_mode.S_ISCHR, "a character device"),
+          (stat_mode.S_ISBLK, "a block device"))
 
 
 def snapshot(found: dict[str, os.stat_result], salt: str) -> str:

@@ -318,7 +318,9 @@ def vec_channel(store: Store, text: str, limit: int) -> tuple[list[tuple[int, fl
         return [], ChannelStatus(ran=False, reason=store.vec_error), None
     meta = store.meta()
     if meta.vectors_invalid:
-        return [], ChannelStatus(ran=False, reason="vectors out of date; run python -m vaultrag.reindex"), None
+        from ..errors import fix_command
+
+        return [], ChannelStatus(ran=False, reason=f"vectors out of date; run {fix_command('reindex')}"), None
     if not store.has_vectors():
         return [], ChannelStatus(ran=False, reason="the index has no vectors (built without an embedding model)"), None
     model_path = meta.model_path

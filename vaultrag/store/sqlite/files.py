@@ -10,7 +10,7 @@ from pathlib import Path
 from ...errors import IndexLocked, IndexUnwritable
 from ...leftovers import REBUILD_INFIX, remove_stale_rebuilds
 from ..base import Backend, Rebuild
-from .store import SqliteStore
+from .store import SqliteStore, damage_at
 
 # SQLite's companion files: the write-ahead log, its shared-memory index, a rollback journal.
 COMPANION_SUFFIXES = ("-wal", "-shm", "-journal")
@@ -110,6 +110,10 @@ class SqliteBackend(Backend):
 
     def rebuild(self) -> SqliteRebuild:
         return SqliteRebuild(self.path)
+
+    def damage(self) -> str | None:
+        """Why the index's pages are damaged (an incremental reindex then rebuilds it), or None."""
+        return damage_at(self.path)
 
     def remove_leftovers(self, lock) -> tuple[int, int]:
         return remove_stale_rebuilds(self.path, getattr(lock, "exclusive", False))

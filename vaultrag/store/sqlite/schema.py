@@ -173,3 +173,6 @@ KEY_KIND_BIT = {kind: 1 << i for i, kind in enumerate(KEY_KINDS)}
 INSERT_KEY = ("INSERT INTO keys (file_id, key, chunk_id, kinds) VALUES (?, ?, ?, ?) "
               "ON CONFLICT (file_id, key, chunk_id) DO UPDATE SET kinds = kinds | excluded.kinds")  # executemany
 FILE_CHUNKS = """SELECT id, text, search_text, heading_path, context FROM chunks WHERE file_id = :file_id"""
+# The tables with pages of their own (virtual tables keep theirs in shadow tables, listed here too):
+# what Store.check walks. Names are SQLite's own identifiers, quoted by check().
+REAL_TABLES = "SELECT name FROM sqlite_master WHERE type = 'table' AND sql NOT LIKE 'CREATE VIRTUAL TABLE%' ORDER BY name"

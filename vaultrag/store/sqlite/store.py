@@ -9,12 +9,12 @@ import zlib
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
-from ...errors import IndexCorrupt, IndexLocked, IndexMissing
+from ...errors import IndexCorrupt, IndexLocked, IndexMissing, damaged_index, fix_command, index_failure
 from ...textutil import fts_text
 from ..base import FileRecord, FileWrite, IndexMeta, LinkOut, Store, StoredChunk, Term, meta_from_strings, meta_to_strings
 from . import fts, schema
 from .bm25 import Bm25
-from .connection import connect, load_vec
+from .connection import busy_timeout_ms, connect, load_vec
 from .vocab import VocabMixin
 from .vectors import VEC_CANDIDATE_FACTOR, query_int8, quantize_int8_batch
 
@@ -73,11 +73,72 @@ def _hash_bytes(hex_digest: str) -> bytes:
     return bytes.fromhex(hex_digest)
 
 
-def _translate(exc: Exception, path: Path) -> Exception:
+def index_error(exc: BaseException, path: Path, *, opening: bool = False) -> Exception | None:
+    """The IndexCorrupt or IndexLocked a driver error means for the index at `path`, or None when it
+    says nothing about the file (an SQL mistake, an interrupted query...). By SQLite's result code
+    where the driver gives it (Python 3.11+), else by the message; `opening`: any database error
+    while opening means the file cannot be used as an index."""
+    if not any(c.__name__ == "DatabaseError" for c in type(exc).__mro__):
+        return None
     msg = str(exc)
-    if "locked" in msg or "busy" in msg:
-        return IndexLocked(f"index {path} is locked by another process ({msg}); wait for it and retry")
-    return IndexCorrupt(f"index {path} cannot be read ({msg}); rebuild it with: python -m vaultrag.reindex --full")
+    code = getattr(exc, "sqlite_errorname", None) or ""
+    if code.startswith(("SQLITE_BUSY", "SQLITE_LOCKED")) or (not code and index_failure(msg) == "locked"):
+        return IndexLocked(f"index {path} is locked by another process that is writing to it ({msg}; waited "
+                           f"{busy_timeout_ms() / 1000:.1f} s): let it finish, or close the program holding it "
+                           f"(a sqlite3 shell, a database browser, a backup), then retry")
+    if code.startswith(("SQLITE_CORRUPT", "SQLITE_NOTADB")) or index_failure(msg) == "corrupt" or opening:
+        return damaged_index(path, msg)
+    return None
+
+
+def page_damage(conn, path: Path) -> str | None:
+    """None when every b-tree page of the database reads as what it claims to be, else SQLite's
+    first complaint (a damaged page can also make the walk itself fail: that message). `PRAGMA
+    quick_check` one real table at a time walks every page of the tables and their indexes, FTS5's
+    and sqlite-vec's shadow tables included; the whole-database form also runs FTS5's own
+    consistency check of its terms, 70% of its cost (tldr, 38k chunks: 430 -> 115 ms; BENCHMARKS.md,
+    Stop 19 robust8). A lock raises IndexLocked: it says nothing about the pages."""
+    try:
+        for (table,) in conn.execute(schema.REAL_TABLES).fetchall():
+            rows = conn.execute("PRAGMA quick_check('%s')" % table.replace("'", "''")).fetchall()
+            if rows != [("ok",)]:  # "*** in database main ***\nTree 28 page 28 cell 0: invalid page number ..."
+                lines = [ln for r in rows for ln in str(r[0]).splitlines() if ln and not ln.startswith("***")]
+                return "; ".join(lines[:3]) or "quick_check failed"
+    except Exception as exc:
+        err = index_error(exc, path)
+        if isinstance(err, IndexCorrupt):
+            return str(exc)
+        if err is None:
+            raise
+        raise err from exc
+    return None
+
+
+def damage_at(path: Path) -> str | None:
+    """Why the vaultrag index at `path` cannot be updated in place (its pages are damaged), or None:
+    no file, a sound one, or a file that is not recognisably a vaultrag index (whose header or
+    table list does not read: a rebuild must not replace what may be another file; opening it
+    for writing then says what to do)."""
+    if not path.is_file() or path.stat().st_size == 0:
+        return None
+    conn = connect(path, readonly=True)
+    try:
+        try:
+            names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        except Exception as exc:
+            err = index_error(exc, path)
+            if isinstance(err, IndexLocked):
+                raise err from exc
+            return None
+        if not {"meta", "files", "chunks"} <= names:
+            return None
+        return page_damage(conn, path)
+    finally:
+        conn.close()
+
+
+def _translate(exc: Exception, path: Path) -> Exception:
+    return index_error(exc, path, opening=True) or exc
 
 
 # Threads that deflate chunk text when a whole index is (re)packed (train_text_dict): zlib releases
@@ -95,7 +156,7 @@ class _StoreBase:
     def __init__(self, path: str | os.PathLike, *, readonly: bool = False, with_vec: bool = True):
         self.path = Path(path)
         if readonly and not self.path.exists():
-            raise IndexMissing(f"no index at {self.path}; build it with: python -m vaultrag.reindex --vault PATH")
+            raise IndexMissing(f"no index at {self.path}; build it with: {fix_command('reindex --vault PATH')}")
         self.readonly = readonly
         try:
             self.conn = connect(self.path, readonly=readonly)
@@ -115,7 +176,7 @@ class _StoreBase:
                 version = self.schema_version()  # fail early and clearly on a foreign or corrupt file
                 if 0 < version < schema.BASE_VERSION:
                     raise IndexCorrupt(f"index {self.path} was built by an older vaultrag (schema {version}, this "
-                                       f"one reads {schema.SCHEMA_VERSION}); rebuild it with: python -m vaultrag.reindex")
+                                       f"one reads {schema.SCHEMA_VERSION}); rebuild it with: {fix_command('reindex')}")
         except IndexMissing:
             raise
         except Exception as exc:
@@ -130,6 +191,19 @@ class _StoreBase:
     # -- lifecycle ---------------------------------------------------------------------------
     def close(self) -> None:
         self.conn.close()
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        """Close; a driver error leaving the block that says the file is damaged or locked leaves
+        as IndexCorrupt / IndexLocked, with the command that fixes it (every face shows one line)."""
+        self.close()
+        translated = index_error(exc, self.path) if exc is not None else None
+        if translated is not None:
+            raise translated from exc
+
+    def check(self) -> str | None:
+        """None when every page of the index reads as what it claims to be, else SQLite's first
+        complaint (see `page_damage`)."""
+        return page_damage(self.conn, self.path)
 
     def open_reader(self) -> "SqliteStore":
         """A read-only store on the same file, for another thread (WAL: it reads the committed rows
