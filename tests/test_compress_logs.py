@@ -212,3 +212,45 @@ def test_cat_of_source_code_or_prose_holding_error_words_stays_content():
                                  {"stdout": source, "stderr": "", "interrupted": False, "isImage": False},
                                  prompt="where is parse_config defined")
     assert "def parse_config(path):" in out.tool_response["stdout"]
+
+
+@pytest.mark.parametrize("command", ["(cat {log}; exit 1)", "tail -n 3001 {log} {log}.missing", "{script}; exit 1"])
+def test_a_failed_command_cut_by_the_client_gets_a_rerun_that_finds_the_mid_output_error(command, log_file, session,
+                                                                                          tmp_path):
+    path, log, error_line, _ = log_file
+    _, _, env = session
+    cmd = command.format(log=path, script=tmp_path / "run-import.sh")
+    real = subprocess.run(["bash", "-c", cmd], capture_output=True, text=True, cwd=tmp_path)
+    assert real.returncode != 0
+    output = real.stdout + real.stderr
+    error = client_error(output)
+    assert error_line not in error  # nothing that reaches a hook holds it
+    payload = {"session_id": "77c1", "transcript_path": "", "cwd": str(tmp_path),
+               "hook_event_name": "PostToolUseFailure", "tool_name": "Bash", "tool_input": {"command": cmd},
+               "tool_use_id": "t2", "error": error}
+    out = run_hook("post_tool_use_failure.py", payload, env)
+    note = out["additionalContext"]
+    assert len(note) <= PREVIEW_CHARS and "whether it holds an error is unknown" in note
+    rerun = re.search(r"rerun `(.+)`\.$", note).group(1)
+    shown = subprocess.run(["bash", "-c", rerun], capture_output=True, text=True, cwd=tmp_path).stdout
+    line_no = output.split("\n").index(error_line) + 1  # `tail` of two files adds a `==> x <==` header
+    assert f"{line_no}:{error_line}" in shown  # the error, with its line number in the output
+    assert log.rstrip("\n").split("\n")[-1] in shown  # and the end
+
+
+def test_a_mid_output_error_of_a_middle_truncated_failure_is_found_by_the_rerun(tmp_path, session):
+    log, error_line, error_no = nightly_log(n=200, error_at=100, seed=3)
+    assert 10_000 < len(log) < CLIENT_CUT
+    path = tmp_path / "short.log"
+    path.write_text(log)
+    cmd = f"cat {path}; exit 1"
+    error = client_error(log)
+    assert error_line not in error
+    note = run_hook("post_tool_use_failure.py", {
+        "session_id": "s", "transcript_path": "", "cwd": str(tmp_path), "hook_event_name": "PostToolUseFailure",
+        "tool_name": "Bash", "tool_input": {"command": cmd}, "tool_use_id": "t3", "error": error}, session[2])
+    note = note["additionalContext"]
+    assert "in the middle reached no hook" in note
+    rerun = re.search(r"rerun `(.+)`\.$", note).group(1)
+    shown = subprocess.run(["bash", "-c", rerun], capture_output=True, text=True, cwd=tmp_path).stdout
+    assert f"{error_no}:{error_line}" in shown
