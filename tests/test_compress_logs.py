@@ -254,3 +254,30 @@ def test_a_mid_output_error_of_a_middle_truncated_failure_is_found_by_the_rerun(
     rerun = re.search(r"rerun `(.+)`\.$", note).group(1)
     shown = subprocess.run(["bash", "-c", rerun], capture_output=True, text=True, cwd=tmp_path).stdout
     assert f"{error_no}:{error_line}" in shown
+
+
+def test_a_windowed_read_says_when_its_outline_was_cut():
+    rng = random.Random(9)
+    weeks = 60
+    parts = ["# Training log\n"]
+    for w in range(1, weeks + 1):
+        parts.append(f"\n## Week {w}\n\n")
+        parts += [f"- {' '.join(rng.choice(['easy', 'tempo', 'long', 'hills', 'rest']) for _ in range(14))}\n"
+                  for _ in range(30)]
+    text = "".join(parts)
+    lines = text.split("\n")
+    n = len(lines)
+    resp = {"type": "text", "file": {"filePath": "/v/log.md", "content": text, "numLines": n, "startLine": 1,
+                                     "totalLines": n}}
+    out = compress_post_tool_use("Read", {"file_path": "/v/log.md"}, resp, prompt="how did the training go")
+    f = out.tool_response["file"]
+    window = range(f["startLine"], f["startLine"] + f["numLines"])
+    headings = [i for i, line in enumerate(lines, 1) if line.startswith("## ") and i not in window]
+    listed = [int(m) for m in re.findall(r"^ *(\d+)\t## ", out.note, re.M)]
+    assert listed and set(listed) <= set(headings)
+    missing = sorted(set(headings) - set(listed))
+    assert missing, "a case where not every heading fits"
+    m = re.search(r"\[\.\.\. (\d+) more such lines? not listed, between lines (\d+) and (\d+)", out.note)
+    assert m, out.note[-300:]
+    assert (int(m.group(1)), int(m.group(2)), int(m.group(3))) == (len(missing), missing[0], missing[-1])
+    assert "Grep `^#{1,6} ` in /v/log.md" in out.note
