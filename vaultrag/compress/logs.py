@@ -102,7 +102,8 @@ def shape(texts: list[str], joined: str, starts: list[int]) -> LogShape:
         level[u], named, component = _level_and_component(texts[u], m.end("prefix") - starts[u])
         part = components.get(component)
         if part is None:
-            part = components[component] = _NUMBER_RE.sub("#", component.strip(_STRIP + ":").split(":", 1)[0])
+            part = components[component] = _NUMBER_RE.sub("#", " ".join(
+                c.strip(_STRIP + ":").split(":", 1)[0] for c in component.split(" ")))
         key[u] = f"{named}|{part}"
     return LogShape(start, level, key)
 
@@ -124,6 +125,8 @@ def _level_and_component(line: str, at: int) -> tuple[str, str, str]:
         if not named and name in LEVEL_OF:
             named, level = name, LEVEL_OF[name]
             component = parts[1] if len(parts) > 1 and parts[1] else (tokens[i + 1] if i + 1 < len(tokens) else "")
+            if i:  # a field before the level (`asctime - name - levelname`, `[thread] LEVEL logger`)
+                component = f"{tokens[i - 1]} {component}"
             break
         if tok.endswith(":"):
             component = tok  # the component (`unit[123]:`): the message begins after it
