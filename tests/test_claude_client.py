@@ -132,7 +132,7 @@ def failing_pytest_log() -> str:
 
 
 # The rerun the PostToolUseFailure note suggests when the client cut a failed command's output.
-RERUN_RE = re.compile(r"To see the end, rerun `(.+?)`\.")
+RERUN_RE = re.compile(r"with their line numbers, rerun `(.+?)`\.")
 
 
 def _script(project: Path):

@@ -114,10 +114,12 @@ def test_a_failed_command_cut_by_the_client_gets_a_note_on_how_to_see_its_end():
     log = failing_pytest_log()
     digest = digest_tool_failure("Bash", {"command": "pytest -v"}, client_error(log))
     assert digest is not None and len(digest) <= PREVIEW_CHARS
-    assert "first 30,000 characters" in digest and "`(pytest -v) 2>&1 | tail -n 100`" in digest
-    # an output under the cap keeps its end in `error`: the digest carries the summary, no note
+    assert "first 30,000 characters" in digest and 'f=$(mktemp); ( pytest -v ) >"$f" 2>&1; tail -n 100 "$f"' in digest
+    # an output under the cap keeps its end in `error`: the digest carries the summary, and a note
+    # on its middle only (what reached no hook), with a grep for its error lines
     short = log[-20_000:]
     digest = digest_tool_failure("Bash", {"command": "pytest -v"}, client_error(short))
-    assert SUMMARY in digest and "first 30,000" not in digest
+    assert SUMMARY in digest and "first 30,000" not in digest and "in the middle reached no hook" in digest
+    assert "`( pytest -v ) 2>&1 | grep -n -i -E '" in digest and len(digest) <= PREVIEW_CHARS
     multi = digest_tool_failure("Bash", {"command": "set -e\npytest -v"}, client_error(log))
-    assert "piped to `tail -n 100`" in multi
+    assert "saved to a file, then `tail -n 100` and `grep -n" in multi

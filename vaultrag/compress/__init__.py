@@ -8,6 +8,7 @@ Stages, one module each:
 
   clean.py     ANSI, carriage returns, control bytes, xdist prefixes out; long lines cut; runs of
                lines equal up to noise (times, addresses) folded into one line plus a count
+  logs.py      whether a text is a log by its lines' shape; its records' levels and keys
   classify.py  summary / intent match / edge / error / context / warning / header / rest
   rank.py      BM25 against the request; the word-piece intent matches of search and listings
   select.py    priority order (class, then shape variety, then score) and a greedy budget fill

@@ -12,7 +12,9 @@
   rest      everything else
 
 In file or search content (a read, grep, listing, git log) an "error" word is data, not an event,
-so the error and warning classes are off there.
+so the error and warning classes are off there, unless the text is a log by its shape (logs.py):
+then its error and warning records are events, and the lines an error record carries (a traceback)
+are its context.
 """
 from __future__ import annotations
 
@@ -21,6 +23,7 @@ from dataclasses import dataclass
 
 from . import rules
 from .clean import Units, offsets
+from .logs import CONTINUATION_LINES, LogShape
 
 (C_SUMMARY, C_MATCH, C_EDGE, C_ERROR, C_CONTEXT, C_WARN, C_HEADER, C_RELEVANT, C_REST) = range(9)
 # The first and last non-blank lines say what ran and how it ended (summary, root cause).
@@ -77,7 +80,8 @@ class Classes:
                 self.kind[u] = k
 
 
-def classify(view: View, units: Units) -> Classes:
+def classify(view: View, units: Units, log: LogShape | None = None) -> Classes:
+    """Every unit's class. `log` (the text is a log) turns the events on even in content."""
     n = len(view.texts)
     out = Classes([C_REST] * n, [""] * n, set(), set(), [0] * n, set())
     headers = _headers(view)
@@ -88,8 +92,9 @@ def classify(view: View, units: Units) -> Classes:
         if hits and len(hits) <= max(3, n // 3):
             # file:line: diagnostics and lint codes are the findings of a status output
             out.promote(hits, C_ERROR if name == "diag" else C_HEADER, name)
+    if not view.content or log is not None:
+        _events(view, out, log)
     if not view.content:
-        _events(view, out)
         _pytest(view, out)
     sizes = [(int(m.group(1)), bisect_right(view.starts, m.start()) - 1) for m in rules.LS_LONG_RE.finditer(view.joined)]
     if len(sizes) >= 2 * rules.LS_LARGEST:
@@ -120,11 +125,13 @@ def _definitions(view: View) -> tuple[set[int], set[int]]:
     return definitions, top
 
 
-def _events(view: View, out: Classes) -> None:
-    """Errors (and the lines after each) and warnings of a status output."""
+def _events(view: View, out: Classes, log: LogShape | None = None) -> None:
+    """Errors (and the lines after each) and warnings of a status output or a log."""
     n = len(view.texts)
-    for c, rule in ((C_ERROR, rules.ERROR), (C_WARN, rules.WARN)):
+    for c, rule, level in ((C_ERROR, rules.ERROR, "error"), (C_WARN, rules.WARN, "warn")):
         hits = {u for u in rule.lines(view.joined, view.starts, view.texts) if not rules.PASSING_RE.match(view.texts[u])}
+        if log is not None:  # a record's level says it too (`level=error`, `[error]`, `FATAL`, glog's `E0314`)
+            hits.update(u for u in range(n) if log.level[u] == level)
         if len(hits) > max(8, n // 3):  # not discriminative here: let relevance decide
             continue
         out.promote(hits, c)
@@ -132,6 +139,9 @@ def _events(view: View, out: Classes) -> None:
             after = [_after(u, n, view.blank) for u in hits]
             right_after = {vs[0] for vs in after if vs}
             further = {v for vs in after for v in vs[1:]} - right_after
+            if log is not None:  # ... and in a log, every line of the record (its traceback)
+                further.update(v for u in hits for v in _continuation(u, n, log))
+                further -= right_after
             out.promote(right_after | further, C_CONTEXT)
             out.later.update(further)  # ... but the line right after each error comes first
     for u in rules.FAILURE_ID_RE.finditer(view.joined):
@@ -182,5 +192,14 @@ def _after(u: int, n: int, blank: list[bool]) -> list[int]:
                 break
         else:
             out.append(v)
+        v += 1
+    return out
+
+
+def _continuation(u: int, n: int, log: LogShape) -> list[int]:
+    """The lines after record u up to the next record start, at most CONTINUATION_LINES."""
+    out, v = [], u + 1
+    while v < n and not log.start[v] and len(out) < CONTINUATION_LINES:
+        out.append(v)
         v += 1
     return out

@@ -43,8 +43,14 @@ READ_WINDOW_CHARS = 24_000
 READ_REDACT_RULES = frozenset(VENDOR_RULES) | {"pem-private-key", "putty-private-key", "jwt"}
 _PLACEHOLDER_RE = re.compile(r"\[REDACTED:([\w-]+)\]")
 WINDOW_LEAD_LINES = 20  # lines kept above the first match: its decorator, docstring, heading
-OUTLINE_LINES = 12  # lines named in the note from outside the window
+OUTLINE_LINES = 12  # lines matching the request named in the note from outside the window
+# The outline (headings, top-level definitions) outside the window is listed after them, the top
+# levels first, up to this many lines and characters (~40 headings of a long Markdown file, ~700
+# tokens); whatever is left is counted in the note, never dropped silently.
+OUTLINE_MAX_LINES = 40
+OUTLINE_NOTE_CHARS = 2800
 OUTLINE_LINE_CHARS = 120
+_HEADING_RE = re.compile(r"^(#{1,6}) \S", re.M)
 
 
 def compress_read(tool_input: dict, response: dict, prompt: str) -> tuple[dict, str | None] | None:
@@ -87,22 +93,22 @@ def redact(text: str) -> str:
     return "\n".join(out)
 
 
-def _scores(lines: list[str], prompt: str, path: str) -> tuple[list[float], set[int]]:
+def _scores(lines: list[str], prompt: str, path: str) -> tuple[list[float], dict[int, int]]:
     """Each line's match with the request (its words, the file name; a definition of a name the
-    request uses first), and the outline lines (top-level definitions, Markdown headings)."""
+    request uses first), and the outline lines (top-level definitions, Markdown headings) with
+    their depth (a heading's level; 1 for a definition)."""
     joined = "\n".join(lines)
     starts = [0]
     for line in lines[:-1]:
         starts.append(starts[-1] + len(line) + 1)
-    definitions, outline = set(), set()
+    definitions, outline = set(), {}
     for m in rules.DEF_RE.finditer(joined):
         u = bisect_right(starts, m.start()) - 1
         definitions.add(u)
         if not m.group(1):
-            outline.add(u)
-    for m in rules.HEADER_RE.finditer(joined):
-        if m.lastgroup == "mdhead":
-            outline.add(bisect_right(starts, m.start()) - 1)
+            outline[u] = 1
+    for m in _HEADING_RE.finditer(joined):  # every level: `### Day 1` too (a banner in tool output)
+        outline[bisect_right(starts, m.start()) - 1] = len(m.group(1))
     matches, scores = intent_matches(lines, intent_terms(prompt, path.rsplit("/", 1)[-1]),
                                      defined_names(lines, definitions))
     return [s if u in matches else 0.0 for u, s in enumerate(scores)], outline
@@ -147,13 +153,26 @@ def _window_note(lines, a, b, start, path, scores, outline) -> str:
             f"{start}-{start + n - 1}{' (the part matching the request)' if any(scores[a:b]) else ''}; "
             f"line numbers are the file's own. Not shown: {'; '.join(parts)}."]
     outside = [u for u in range(n) if (u < a or u >= b)]
-    picks = sorted((u for u in outside if scores[u] > 0), key=lambda u: (-scores[u], u))[:OUTLINE_LINES]
-    picks += sorted(u for u in outside if u in outline and u not in picks)[: OUTLINE_LINES - len(picks)]
+    matching = sorted((u for u in outside if scores[u] > 0), key=lambda u: (-scores[u], u))
+    picks = matching[:OUTLINE_LINES]
+    rest = [u for u in outside if u in outline and u not in picks]
+    used = 0
+    for u in sorted(rest, key=lambda u: (outline[u], u)):  # the top levels first, while it stays short
+        if len(picks) >= OUTLINE_MAX_LINES or used + min(len(lines[u]), OUTLINE_LINE_CHARS) > OUTLINE_NOTE_CHARS:
+            break
+        picks.append(u)
+        used += min(len(lines[u]), OUTLINE_LINE_CHARS)
     if picks:
         note.append("Lines outside the window that match the request or outline the file:")
         for u in sorted(picks):
             text = lines[u] if len(lines[u]) <= OUTLINE_LINE_CHARS else lines[u][:OUTLINE_LINE_CHARS] + " ..."
             note.append(f"{start + u:>6}\t{text}")
+    unlisted = sorted((set(matching) | set(rest)) - set(picks))
+    if unlisted:  # never a silently cut outline: say how much is missing, where, and how to list it
+        headings = all(lines[u].startswith("#") for u in unlisted)
+        how = f"; Grep `^#{{1,6}} ` in {path} lists every heading" if headings and path else ""
+        note.append(f"[... {len(unlisted)} more such line{'s' if len(unlisted) != 1 else ''} not listed, "
+                    f"between lines {start + unlisted[0]} and {start + unlisted[-1]}{how} ...]")
     return scrub_text("\n".join(note))[0]
 
 

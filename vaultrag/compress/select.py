@@ -11,8 +11,9 @@ from __future__ import annotations
 import re
 
 from . import rules
-from .classify import C_CONTEXT, C_MATCH, C_RELEVANT, Classes, View
+from .classify import C_CONTEXT, C_EDGE, C_MATCH, C_RELEVANT, C_REST, Classes, View
 from .clean import mask
+from .logs import spread_rounds
 
 SHAPE_DECAY = 0.5  # relevance divisor per earlier pick of the same line shape: variety first
 MARKER_COST = 30  # approximate length of a gap marker line, paid when a new gap opens
@@ -36,10 +37,11 @@ def shapes_of(view: View) -> list[str]:
     return shapes
 
 
-def priority_order(view: View, c: Classes, scores: list[float], prior: list[int], candidates: list[int]
-                   ) -> tuple[list[int], list[int]]:
+def priority_order(view: View, c: Classes, scores: list[float], prior: list[int], candidates: list[int],
+                   keys: list[str] | None = None) -> tuple[list[int], list[int]]:
     """`candidates` in the order the budget should take them, and each unit's shape rank (how
-    many units of its class and shape come before it)."""
+    many units of its class and shape come before it). `keys` (a log's record keys: level and
+    component) order the rest as a fair spread: one line of every key per round (logs.py)."""
     cls, kind = c.cls, c.kind
     shapes = shapes_of(view)
     by_score = sorted(
@@ -56,11 +58,21 @@ def priority_order(view: View, c: Classes, scores: list[float], prior: list[int]
         rank[u] = seen.get(k, 0)
         seen[k] = rank[u] + 1
 
+    rounds = spread_rounds([u for u in by_score if cls[u] == C_REST], keys) if keys is not None else {}
+    # The edges, outermost first and the very last line (how it ended) before the first (what ran):
+    # when they overflow their share, the inner ones give way.
+    edges = sorted(u for u in by_score if cls[u] == C_EDGE)
+    depth = {u: min(len(edges) - 1 - i, i + 1) for i, u in enumerate(edges)}
+
     def priority(u: int):
+        if u in rounds:  # the rest of a log (score 0 there: a scoring line is `relevant`)
+            return (cls[u], 0.0, "", rounds[u], u)
         if cls[u] == C_MATCH:  # the strongest matches first, then in output order
             return (cls[u], -round(scores[u], 6), u)
         if cls[u] >= C_RELEVANT:
             return (cls[u], -scores[u] / (1.0 + SHAPE_DECAY * rank[u]), shapes[u], u)
+        if u in depth:  # where an edge sits matters more than its shape
+            return (cls[u], False, depth[u], 0, False, 0, 0.0, u)
         size = c.section[u] if kind[u] in rules.BY_SECTION else 0
         return (cls[u], cls[u] == C_CONTEXT and u in c.later, rank[u], -prior[u], scores[u] <= 0, -size,
                 -scores[u], u)

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from vaultrag.textutil import normalize
 
-from . import rules
+from . import logs, rules
 from .classify import (C_CONTEXT, C_ERROR, C_HEADER, C_MATCH, C_REST, C_RELEVANT, C_SUMMARY, C_WARN, Classes, View,
                        classify)
 from .clean import Units, clean, prepare, scrub_text
@@ -50,7 +50,10 @@ def plan(text: str, budget: int, query: str = "", prompt: str = "", content: boo
     """Everything but the budget fill: units, classes and their priority order."""
     units = prepare(text, budget, MARKER_COST)
     view = View.of(units, content)
-    c = classify(view, units)
+    # A log (by its lines' shape, whatever printed it) has events even as content, and its rest is
+    # spread over its components rather than left out (status) or taken in shape order (content).
+    log = logs.shape(view.texts, view.joined, view.starts) if logs.is_log(view.texts, view.blank) else None
+    c = classify(view, units, log)
     n = len(units)
     scores = [0.0] * n
     terms = weighted_terms(query, f"{prompt} {intent}".strip())
@@ -83,9 +86,9 @@ def plan(text: str, budget: int, query: str = "", prompt: str = "", content: boo
     # request only faintly, or not at all, are left out rather than used as filler.
     floor = STATUS_RELEVANCE_FLOOR * max(scores) if not content and scores else 0.0
     candidates = [u for u in range(n) if not view.blank[u]
-                  and (content or c.cls[u] < C_RELEVANT or scores[u] >= floor > 0)]
+                  and (content or log is not None or c.cls[u] < C_RELEVANT or scores[u] >= floor > 0)]
     ranked = [match_scores[u] if c.cls[u] == C_MATCH else scores[u] for u in range(n)]
-    order, rank = priority_order(view, c, ranked, prior, candidates)
+    order, rank = priority_order(view, c, ranked, prior, candidates, log.key if log is not None else None)
     return Plan(text, units, view, c, order, rank, [len(units.text(u)) + 1 for u in range(n)])
 
 

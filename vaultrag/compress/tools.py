@@ -40,6 +40,9 @@ FAILURE_DIGEST_MIN_CHARS = 4000
 CLIENT_BASH_CAP_CHARS = 30_000
 _CLIENT_CUT_RE = re.compile(r"\n\.\.\. \[(\d+) characters truncated\] \.\.\.\n")
 RERUN_COMMAND_MAX_CHARS = 300  # a longer command is not repeated in the note
+# The error lines the rerun in that note greps for (case-insensitive): what logs, tracebacks, test
+# runners and compilers print on a failure.
+RERUN_ERROR_PATTERN = "error|exception|traceback|fatal|fail|panic"
 
 # Tools whose output is file or search content rather than a process reporting its status: there
 # an "error" word is data, not an event, so error/warning classes are off and definitions count.
@@ -173,9 +176,9 @@ def compress_post_tool_use(tool_name: str, tool_input: dict, tool_response: obje
 def digest_tool_failure(tool_name: str, tool_input: dict, error: object, *, prompt: str | None = None,
                         budget_chars: int = PREVIEW_CHARS) -> str | None:
     """additionalContext for a PostToolUseFailure of Bash: the summary lines, failure ids and their
-    key lines of the failed command's output, and, when the client cut the output at its cap (so
-    its end is lost), a note saying so and how to see the end; or None (short output, another
-    tool, nothing to say, any error)."""
+    key lines (a log's error records) of the failed command's output, and, when the client cut
+    the output (its end past its cap, or its middle), a note saying so and how to see the end and
+    every error line; or None (short output, another tool, nothing to say, any error)."""
     try:
         if tool_name != "Bash" or not isinstance(error, str) or len(error) <= FAILURE_DIGEST_MIN_CHARS:
             return None
@@ -197,18 +200,35 @@ def digest_tool_failure(tool_name: str, tool_input: dict, error: object, *, prom
 
 
 def _cut_note(error: str, command: str) -> str:
-    """The note for an `error` the client cut at CLIENT_BASH_CAP_CHARS, else ""."""
+    """The note for an `error` the client cut (at CLIENT_BASH_CAP_CHARS, or in its middle), else "".
+    The hook cannot know what the lost part held, so the note says so and gives one rerun that
+    shows both the end and every error line, with its line number, wherever it is."""
     m = _CLIENT_CUT_RE.search(error)
-    if m is None or int(m.group(1)) + len(error) - len(m.group(0)) < CLIENT_BASH_CAP_CHARS:
+    if m is None:
         return ""
     first_line = error.split("\n", 1)[0]
     shown = len(error) - len(first_line) - len(m.group(0))
-    rerun = (f"`({command}) 2>&1 | tail -n 100`" if command and "\n" not in command
-             and len(command) <= RERUN_COMMAND_MAX_CHARS else "the command with its output piped to `tail -n 100`")
-    return (f"vaultrag: Claude Code kept only the first {CLIENT_BASH_CAP_CHARS:,} characters of this failed "
-            f"command's output and showed {shown:,} of them (its head and tail); the rest, where test runners "
-            f"and builds print their summary and failures, reached no hook and was not saved. To see the end, "
-            f"rerun {rerun}.")
+    total = int(m.group(1)) + shown
+    # `( cmd )` with spaces: `((` would start arithmetic; a `#` comment would swallow the `)`.
+    one_line = (command and "\n" not in command and "#" not in command
+                and len(command) <= RERUN_COMMAND_MAX_CHARS)
+    grep = f"grep -n -i -E '{RERUN_ERROR_PATTERN}'"
+    if int(m.group(1)) + len(error) - len(m.group(0)) >= CLIENT_BASH_CAP_CHARS:
+        lost = (f"Claude Code kept only the first {CLIENT_BASH_CAP_CHARS:,} characters of this failed command's "
+                f"output and showed {shown:,} of them (its head and tail); the rest, where test runners and "
+                f"builds print their summary and failures, reached no hook and was not saved")
+        what = "its end and its error lines"
+        rerun = (f'`f=$(mktemp); ( {command} ) >"$f" 2>&1; tail -n 100 "$f"; {grep} "$f" | head -n 50`'
+                 if one_line else f"the command with its output saved to a file, then `tail -n 100` and "
+                                  f"`{grep} | head -n 50` of that file")
+    else:
+        lost = (f"Claude Code showed {shown:,} of this failed command's {total:,} characters of output (its head "
+                f"and tail); the {int(m.group(1)):,} in the middle reached no hook")
+        what = "its error lines"
+        rerun = (f"`( {command} ) 2>&1 | {grep} | head -n 50`" if one_line
+                 else f"the command with its output piped to `{grep} | head -n 50`")
+    return (f"vaultrag: {lost}, so whether it holds an error is unknown here. To see {what} with their line "
+            f"numbers, rerun {rerun}.")
 
 
 def _compress(tool_name, tool_input, response, prompt, budget, threshold, spill_dir,
