@@ -4,7 +4,7 @@
         [--set xquad-de ...] [--max-queries 400] [--floors 0.5,0.6,...]
 
 The gate (retrieve/pipeline.py) answers when the lexical evidence holds (a pinned or named note, term
-coverage >= GATE_MIN_TERM_COVERAGE) or when the nearest chunk's cosine reaches GATE_MIN_VEC_SIMILARITY for
+coverage and specificity pass pipeline.lexical_evidence) or when the nearest chunk's cosine reaches GATE_MIN_VEC_SIMILARITY for
 a query the model can read (known-word share >= GATE_MIN_VEC_KNOWN). A model whose cosines sit elsewhere
 (a centred one) needs its own floor and share (declared in its config.json: channels.model_vec_gate). This runs every query once with the gate off, keeps the evidence,
 and prints, per set, floor and known-word share: the share of answerable queries the gate abstains on (the dev sets, all
@@ -36,11 +36,11 @@ def _load(name: str):
 
 
 def evidence_of(query: str, cfg, store) -> dict:
-    from vaultrag.retrieve.pipeline import GATE_MIN_TERM_COVERAGE, search
+    from vaultrag.retrieve.pipeline import lexical_evidence, search
 
     ans = search(query, cfg, store=store, k=10, max_tokens=0, gate=False)
     ev = ans.evidence or {}
-    lexical = bool(ev.get("pinned") or ev.get("named") or (ev.get("term_coverage") or 0.0) >= GATE_MIN_TERM_COVERAGE)
+    lexical = bool(ev.get("pinned") or ev.get("named") or ("term_coverage" in ev and lexical_evidence(ev)))
     return {"hits": ans.status == "ok", "lexical": lexical, "vec": ev.get("vec_similarity") or 0.0,
             "known": ev.get("vec_known") or 0.0}
 

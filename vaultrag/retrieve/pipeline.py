@@ -34,6 +34,20 @@ from .types import CHANNELS, Answer, Candidate, ChannelStatus, Hit
 #   Chinese questions against the Chinese vault while absent CJK bigrams were all left out;
 # - the nearest chunk's cosine similarity reaches the vector floor, for a query the model can read.
 GATE_MIN_TERM_COVERAGE = 0.33
+# For a query of words (not CJK or spaceless-script grams), coverage alone is not enough where it
+# is modest: between GATE_MIN_TERM_COVERAGE and GATE_SURE_COVERAGE the best chunk's terms must meet
+# as they would not by chance (term_evidence's `specificity`, the ln of how unlikely: >=
+# GATE_MIN_SPECIFICITY), and a chunk whose terms meet very unlikely by chance (>=
+# GATE_RARE_SPECIFICITY) is evidence from GATE_RARE_COVERAGE up. Grams overlap and are not
+# independent, so their specificity says less: gram queries keep coverage alone. Chosen on a dump of
+# every dev query's evidence (eval.py parts, lang_gate.py halves; BENCHMARKS.md "Stop 19 — gate8"):
+# same-language off-topic answered (lang_gate halves) ar 0.142 -> 0.118, en 0.208 -> 0.181, de 0.120
+# -> 0.095, es 0.178 -> 0.174, ru 0.111 -> 0.097, with abstention on their answerable halves lower
+# too; the neighbouring settings (1-1.5, 0.4-0.45, 0.25-0.28, 3-4) all moved both errors down.
+GATE_SURE_COVERAGE = 0.4
+GATE_MIN_SPECIFICITY = 1.5
+GATE_RARE_COVERAGE = 0.28
+GATE_RARE_SPECIFICITY = 4.0
 # Static-embedding cosines are poorly calibrated: unrelated questions ("what is the capital of
 # france") reached 0.81 on the example vault, so vectors alone open the gate only near-duplicates.
 # This is the floor of a model that declares none; a model folder may declare its own in its
@@ -277,7 +291,17 @@ def term_evidence(store: Store, fq: FtsQuery, ids: list[int], chunks: dict[int, 
     spec = sum(math.log(n / max(1, d)) for d, counted in held[best] if counted) - math.log(n)
     n_runs = len(_run_grams(fq.runs))
     return {"term_coverage": round(got[best] / total, 4), "specificity": round(max(0.0, spec), 3),
-            "terms_matched": len(held[best]), "terms_total": len(weight) + n_runs}
+            "terms_matched": len(held[best]), "terms_total": len(weight) + n_runs,
+            "grams": bool(fq.runs) or any(_cjk_chars(t) for t in weight)}
+
+
+def lexical_evidence(evidence: dict) -> bool:
+    """Whether term_evidence's figures open the gate (see GATE_SURE_COVERAGE)."""
+    cov, spec = evidence["term_coverage"], evidence["specificity"]
+    if evidence.get("grams"):
+        return cov >= GATE_MIN_TERM_COVERAGE
+    return ((cov >= GATE_MIN_TERM_COVERAGE and (cov >= GATE_SURE_COVERAGE or spec >= GATE_MIN_SPECIFICITY))
+            or (cov >= GATE_RARE_COVERAGE and spec >= GATE_RARE_SPECIFICITY))
 
 
 def top_margin(bm25: list[tuple[int, float]], chunks: dict[int, StoredChunk]) -> float | None:
@@ -458,7 +482,7 @@ def search(query: str, config: Config | None = None, *, k: int | None = None, ch
                     "top_margin": top_margin(results.get("bm25", []), chunks)}
         floor, min_known = vec_gate(qv)
         vec_ok = (evidence["vec_known"] or 0.0) >= min_known
-        strong = (evidence["pinned"] or named or evidence["term_coverage"] >= GATE_MIN_TERM_COVERAGE
+        strong = (evidence["pinned"] or named or lexical_evidence(evidence)
                   or (vec_ok and (evidence["vec_similarity"] or 0.0) >= floor))
         evidence["passed"] = strong
         timings["gate"] = (time.perf_counter() - t) * 1000
