@@ -85,3 +85,17 @@ def shared_path(*parts: str) -> Path:
     if not p.exists():
         pytest.skip(f"{p} not present (../shared is only beside the repo on the team's machines)")
     return p
+
+
+@pytest.fixture
+def claude_session(tmp_path, monkeypatch):
+    """A Claude config folder (CLAUDE_CONFIG_DIR) with one session: (transcript path, its
+    tool-results folder), where Claude Code persists a long tool output."""
+    config = tmp_path / "claude"
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(config))
+    project = config / "projects" / "-home-me-project"
+    results = project / "3b1f" / "tool-results"
+    results.mkdir(parents=True)
+    transcript = project / "3b1f.jsonl"
+    transcript.write_text("{}\n")
+    return str(transcript), results

@@ -74,18 +74,12 @@ def nightly_log(fmt: str = "plain", n: int = 3000, error_at: int = 2222, seed: i
 
 
 @pytest.fixture
-def session(tmp_path, monkeypatch, vault):
+def session(claude_session, vault):
     """A Claude config folder with one session, and the environment a hook process gets."""
-    config = tmp_path / "claude"
-    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(config))
-    project = config / "projects" / "-srv-app"
-    results = project / "77c1" / "tool-results"
-    results.mkdir(parents=True)
-    transcript = project / "77c1.jsonl"
-    transcript.write_text("{}\n")
+    transcript, results = claude_session
     # the deadline is the hook's own concern (tests/test_hooks.py); here the machine may be busy
     env = {**os.environ, "VAULTRAG_VAULT": str(vault), "VAULTRAG_HOOK_TIMEOUT_MS": "30000"}
-    return str(transcript), results, env
+    return transcript, results, env
 
 
 def run_hook(script: str, payload: dict, env: dict) -> dict | None:

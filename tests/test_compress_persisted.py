@@ -16,16 +16,8 @@ CLIENT_CUT = 30_000  # what 2.1.332 put in `stdout` of a 39,437-character output
 
 
 @pytest.fixture
-def session(tmp_path, monkeypatch):
-    """A Claude config folder with one session: (transcript path, its tool-results folder)."""
-    config = tmp_path / "claude"
-    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(config))
-    project = config / "projects" / "-home-me-project"
-    results = project / "3b1f" / "tool-results"
-    results.mkdir(parents=True)
-    transcript = project / "3b1f.jsonl"
-    transcript.write_text("{}\n")
-    return str(transcript), results
+def session(claude_session):
+    return claude_session
 
 
 def bash_response(full: str, path) -> dict:
