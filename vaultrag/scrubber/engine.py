@@ -9,6 +9,7 @@ from functools import lru_cache
 from typing import Callable, Iterable, Optional
 
 from . import generic, labels, shapes, vendors  # noqa: F401  (they fill the registry)
+from . import digits  # noqa: F401,E402  (last: a tie with the rules above keeps their name)
 from .rules import REGISTRY, _is_word, in_template
 
 log = logging.getLogger("vaultrag.scrubber")
@@ -32,6 +33,12 @@ _MIXED_RE = re.compile(r"[0-9A-Z]")  # a separate test: folding it into _WINDOW_
 # (an all-lowercase run is a window too when it holds x-filler: `ghp_xxxx...` is redacted as a shape)
 MIN_IN_RUNS_CHARS = 32  # the in-runs rules' shortest value (quoted high-entropy 32, AWS secret 40)
 TOKEN_REACH = 24  # chars; the longest prefix before a 20-char body run (`sk-ant-admin01-`, `dp.st.x.`)
+# Card numbers have no literal: `digit_groups` rules run only where a copy of the text with "0" for
+# each digit and " " for each space or dash holds a card's grouping (4-4-4-4, 4-6-4/5): one
+# translate and two finds on the bytes the runs are found in (~1 GB/s), where their regex would
+# scan every digit of the text (~100 MB/s).
+_DIGIT_TABLE = bytes(0x30 if 0x30 <= c <= 0x39 else 0x20 if c in b" -" else 0x78 for c in range(256))
+_DIGIT_GROUPS = (b"0000 0000 0000 0000", b"0000 000000 0000")
 
 
 @dataclass(frozen=True)
@@ -65,16 +72,19 @@ _GATED: dict[str, list[int]] = {}
 for _i, _r in enumerate(_RULES):
     for _t in () if _r.non_ascii else _r.triggers:  # non-ASCII literals: looked up in _find
         _GATED.setdefault(_t, []).append(_i)
-_UNGATED = [i for i, r in enumerate(_RULES) if not r.triggers and not r.in_runs and not r.non_ascii]
+_UNGATED = [i for i, r in enumerate(_RULES)
+            if not r.triggers and not r.in_runs and not r.non_ascii and not r.digit_groups]
+_IN_DIGIT_GROUPS = tuple(i for i, r in enumerate(_RULES) if r.digit_groups)
 _NON_ASCII = tuple(i for i, r in enumerate(_RULES) if r.non_ascii)
 _UNGATED_LARGE = _UNGATED + [i for i, r in enumerate(_RULES)
                              if any(t in _SELF_GATED for t in r.triggers)]  # anchored: find their own
 _IN_RUNS = [i for i, r in enumerate(_RULES) if r.in_runs]
 
 
-def _runs(text: str) -> list[tuple[int, int]]:
-    """(start, end) of every maximal 20+ run of token characters with a digit, a capital or x-filler."""
-    flat = text.encode("ascii", "replace").translate(_WINDOW_TABLE)
+def _runs(text: str, raw: bytes) -> list[tuple[int, int]]:
+    """(start, end) of every maximal 20+ run of token characters with a digit, a capital or x-filler
+    (`raw`: the text encoded one byte per character)."""
+    flat = raw.translate(_WINDOW_TABLE)
     spans, find, mixed = [], flat.find, _MIXED_RE.search
     a = find(_WINDOW_MIN)
     while a >= 0:  # the first 20 "a"s start a run: the character before is a space or nothing
@@ -247,7 +257,8 @@ def _find(text: str) -> list[tuple[int, int, str]]:
     plans = _plans()
     present = _present_at(low, plans.short, [], first) if large else _present(low, plans.short, [])
     # One pass finds the runs vendor tokens sit in; most prose has none and skips ~180 lookups.
-    runs = _runs(text)
+    raw = text.encode("ascii", "replace")  # one byte per character: offsets are the text's
+    runs = _runs(text, raw)
     candidates: list = []
     has_long = False
     if runs:
@@ -266,6 +277,10 @@ def _find(text: str) -> list[tuple[int, int, str]]:
             _match_in_runs(text, long_runs, candidates)
     lookups = (first if large else None, present, _PLANNED_SHORT_LONG if has_long else _PLANNED_SHORT)
     _match_rules(text, low, _active(tuple(present), large, has_long), candidates, lookups)
+    if _IN_DIGIT_GROUPS:
+        digits = raw.translate(_DIGIT_TABLE)
+        if any(digits.find(g) >= 0 for g in _DIGIT_GROUPS):
+            _match_rules(text, low, _IN_DIGIT_GROUPS, candidates, (None, [], frozenset()))
     if _NON_ASCII and not text.isascii():
         # their literals are not ASCII: looked up in the lowered text itself, not in its ASCII copy
         orders = tuple(o for o in _NON_ASCII if any(t in lowered for t in _RULES[o].triggers))

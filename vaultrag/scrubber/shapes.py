@@ -17,15 +17,15 @@
   that is not one.
 - password-hash: crypt(3) strings (`$2y$10$...`, `$apr1$`, `$1$`, `$5$`, `$6$`, `$y$`, `$argon2id$`)
   as htpasswd, /etc/shadow and app configs hold them: crackable offline, so not stored either.
-- credential-pair: `login: alice / Tr0ub4dor&3`, "log in with `admin` / `Tr0ub4dor&3`" (a user, a
-  slash, a typed password).
+- credential-pair: `login: alice / Tr0ub4dor&3`, `Zugangsdaten: jdoe / Sommer2019!`, "log in with
+  `admin` / `Tr0ub4dor&3`" (a credentials label, a user, a slash, a typed password).
 """
 from __future__ import annotations
 
 import re
 from typing import Optional
 
-from .judge import is_placeholder, key_kind, looks_random, looks_secret_value
+from .judge import is_placeholder, key_kind, looks_random, looks_secret_value, numeric_password
 from .labels import _ASCII_LABELS, _OTHER_LABELS, _typed_password
 from .rules import PRIORITY_GENERIC, add, literal
 
@@ -74,8 +74,8 @@ def _table(m: re.Match) -> Optional[list]:
                 continue
             a, b = cells[i]
             value = text[a:b]
-            if (len(value) < 4 or any(c.isspace() for c in value) or is_placeholder(value)
-                    or value.startswith("[REDACTED")):
+            if (len(value) < 4 or any(c.isspace() for c in value) or value.startswith("[REDACTED")
+                    or (is_placeholder(value) and not (kind == "password" and numeric_password(value)))):
                 continue
             if looks_secret_value(value) if kind == "secret" else (_typed_password(value) or looks_random(value)):
                 spans.append((a, b, "table-password" if kind == "password" else "table-secret"))
@@ -145,8 +145,12 @@ add("password-hash", r"(?<![\w$])\$(?:2[abxy]?\$\d\d\$%(a)s{53}|(?:1|apr1)\$%(a)
     r"|argon2(?:id|i|d)\$v=\d+\$m=\d+,t=\d+,p=\d+\$[A-Za-z0-9+/]{11,}\$[A-Za-z0-9+/]{16,})" % {"a": _HASH_ALPHABET},
     ["$2a$", "$2b$", "$2x$", "$2y$", "$1$", "$apr1$", "$5$", "$6$", "$y$", "$argon2"], literal,
     needs_long=False, vendor=False, anchored=False, priority=PRIORITY_GENERIC, one_line=True)
-add("credential-pair", r"\b(?i:login|credentials|creds|account)[ \t]*[:=：][ \t]*[\w.@+-]{1,64}[ \t]+/[ \t]+"
-    r"(?P<s>[!-~]{6,64})", ["login", "credentials", "creds", "account"], _pair, needs_long=False, vendor=False,
+# Credentials labels: en, and the languages labels.py reads passwords in (Zugangsdaten, identifiants...).
+_PAIR_LABELS = ("login", "credentials", "creds", "account", "zugangsdaten", "anmeldedaten", "logindaten",
+                "login-daten", "identifiants", "credenciales", "credenziali", "credenciais", "inloggegevens",
+                "inloggningsuppgifter", "tunnukset", "dane logowania")
+add("credential-pair", r"\b(?i:%s)[ \t]*[:=：][ \t]*[\w.@+-]{1,64}[ \t]+/[ \t]+"
+    r"(?P<s>[!-~]{6,64})" % "|".join(_PAIR_LABELS), _PAIR_LABELS, _pair, needs_long=False, vendor=False,
     anchored=False, priority=PRIORITY_GENERIC, one_line=True, requires=(" / ", "\t/", "/\t"))
 add("credential-pair", r"\b(?i:log[ -]?in|sign[ -]?in|credentials?|creds|account|user(?:name)?)\b[^\n`]{0,30}"
     r"`[^`\s]{1,64}`[ \t]*/[ \t]*`(?P<s>[^`\s]{6,64})`", ["` / `", "`/`", "` /`", "`/ `"], _pair,
