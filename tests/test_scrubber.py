@@ -299,7 +299,7 @@ FACTORIES = {
                               if len(s) == 16 else (f"Amex {s[:4]} {s[4:10]} {s[10:]}", s))(card_number(r),
                                                                                            r.choice(" -")),
     "card-cvv": lambda r: (lambda s: (r.choice([f"CVV {s}", f"CVC: {s}", f"card security code {s}",
-                                                  f"Kartenprüfnummer: {s}"]), s))(str(r.randint(5000, 9999))),
+                                                  f"CVV2={s}"]), s))(str(r.randint(5000, 9999))),
     "credential-pair": lambda r: (lambda s: (r.choice([f"login: alice / {s}", f"Log in with `admin` / `{s}`",
                                                          f"username `bob` / `{s}`"]), s))(password(r)),
 }

