@@ -62,7 +62,8 @@ _ABOUT_WORDS = frozenset("""count counts length size pitch spacing mode state he
 # Labels of other scripts (case variants spelt out: their lines are found in the text itself) carry
 # their qualifier (код доступа, código de acceso): taken as they are.
 _PIN_LABEL = r"(?P<label>(?i:pin|puk|code|kod|kode|geheimzahl|geheimnummer))"
-_OTHER_LABEL = r"(?P<label>ПИН|[Пп]ин|[Кк]од[ \t]+(?:доступа|от[ \t]+[^\W\d_]{1,12})|[Cc]ódigo[ \t]+(?:PIN|pin|de[ \t]+acceso|de[ \t]+acesso|de[ \t]+seguridad|de[ \t]+la[ \t]+puerta))"
+_OTHER_LABEL = (r"(?P<label>ПИН|[Пп]ин|[Кк]од[ \t]+(?:доступа|от[ \t]+[^\W\d_]{1,12})"
+                r"|[Cc]ódigo[ \t]+(?:PIN|pin|de[ \t]+acceso|de[ \t]+acesso|de[ \t]+seguridad|de[ \t]+la[ \t]+puerta))")
 # A combination is matched from its "ombina": one literal for combination, Kombination, combinaison.
 _COMBINATION = r"(?P<label>(?i:ombination|ombinaison|ombinación))"
 _PIN_SUFFIX = (r"(?P<suffix>(?i:s|-?(?:code|kod|kode|koodi|nummer|number|код)|[ \t](?:code|number|nummer"
