@@ -79,6 +79,17 @@ def password(rng: random.Random) -> str:
     return word + str(rng.randint(0, 99)) + tail
 
 
+def card_number(rng: random.Random) -> str:
+    """A Luhn-valid card number of a real issuer range (Visa 16, Mastercard 16, Amex 15)."""
+    head, n = rng.choice([("4", 16), ("5" + str(rng.randint(1, 5)), 16), ("3" + rng.choice("47"), 15)])
+    body = head + "".join(rng.choice(string.digits) for _ in range(n - len(head) - 1))
+    for check in string.digits:
+        digits = [int(c) for c in reversed(body + check)]
+        if sum(d if i % 2 == 0 else (d * 2 - 9 if d > 4 else d * 2) for i, d in enumerate(digits)) % 10 == 0:
+            return body + check
+    raise AssertionError("no check digit")
+
+
 def discord_token(rng: random.Random) -> str:
     user_id = str(rng.randint(10**17, 10**19 - 1))
     return f"{b64url(user_id.encode())}.{pick(rng, URLSAFE, 6)}.{pick(rng, URLSAFE, 27)}"
@@ -280,6 +291,15 @@ FACTORIES = {
     "password-hash": lambda r: (lambda s: (f"admin:{s}", s))(r.choice([
         f"$apr1${pick(r, ALNUM, 8)}${pick(r, ALNUM + './', 22)}", f"$2y$10${pick(r, ALNUM + './', 53)}",
         f"$6${pick(r, ALNUM, 16)}${pick(r, ALNUM + './', 86)}"])),
+    "pin-code": lambda r: (lambda s: (r.choice([
+        f"my bank PIN is {s}", f"SIM-PIN: {s}", f"Meine PIN lautet {s}", f"the door code is {s}.",
+        f"code PIN : {s}", f"PUK {s}", f"Türcode {s}", f"PIN-koodi: {s}"]), s))(str(r.randint(100000, 99999999))),
+    "card-number": lambda r: (lambda s, sep: (r.choice([f"paid with {sep.join([s[:4], s[4:8], s[8:12], s[12:]])}",
+                                                         f"Kreditkarte: {s}", f"card no. {s} exp 12/27"]), s)
+                              if len(s) == 16 else (f"Amex {s[:4]} {s[4:10]} {s[10:]}", s))(card_number(r),
+                                                                                           r.choice(" -")),
+    "card-cvv": lambda r: (lambda s: (r.choice([f"CVV {s}", f"CVC: {s}", f"card security code {s}",
+                                                  f"CVV2={s}"]), s))(str(r.randint(5000, 9999))),
     "credential-pair": lambda r: (lambda s: (r.choice([f"login: alice / {s}", f"Log in with `admin` / `{s}`",
                                                          f"username `bob` / `{s}`"]), s))(password(r)),
 }

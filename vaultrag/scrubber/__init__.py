@@ -5,7 +5,8 @@ registry and the match checks), `vendors` (prefix-and-shape rules, `PREFIXED` ta
 (context rules: assignments in every syntax, URLs, flags, headers, keys), `labels` (passwords in
 prose and under labels of other languages, after a colon, a dash or a copula), `shapes` (credentials
 with no key name: Markdown table columns, Wi-Fi QR strings, seed phrases, crypt(3) hashes, `login:
-user / password`), `engine` (scrub()).
+user / password`), `digits` (secrets made of digits: PINs, door and safe codes, payment cards and
+their CVV), `engine` (scrub()).
 
 Everything vaultrag stores or injects passes through `scrub` first: the raw note before it is parsed
 (so headings, frontmatter, FTS rows, vectors and citations never see a secret), hook tool output, and
@@ -49,6 +50,10 @@ Choices, and why:
   keys, lock files, base64 images) is left alone, as are public identifiers (Stripe pk_, Twilio AC
   SIDs, AWS AIDA/AROA ids). Prose is `labels`' business: "the wifi password is X" when X is shaped
   like a typed password, and password labels of other languages (`пароль: X`, `密码：X`, `hasło: X`).
+- Digits: a number is a secret only under a label that names a secret number (`PIN: 4711`, "the
+  door code is 4711", `CVV 123`, `password: 123456`: a digit run of 4+ under a password name is a
+  password, not a stand-in, unless one digit repeated) or as a Luhn-valid card number grouped as
+  cards are printed; "pin 13", "code 404", "exit code 1", ports, ids and versions stay (`digits`).
 - A secret found once is redacted wherever the same value (12+ chars) repeats in the text.
 - Idempotent: no rule matches a marker, and scrub re-runs until nothing new fires (MAX_PASSES).
 - Fast path (exact: the same output as running every gated rule over the whole text): each rule is
@@ -74,7 +79,7 @@ __all__ = ["Finding", "GENERIC_RULES", "RULES", "VENDOR_RULES", "ruleset_id", "s
 # seen by ruleset_id on its own). The index records the ruleset it was scrubbed with; the next
 # reindex under another ruleset re-scrubs every note, so a secret an older scrubber missed does
 # not stay in an index built before the rule that finds it (indexer.settings_fingerprint).
-RULES_VERSION = "2026-12-03"
+RULES_VERSION = "2026-12-03.2"  # digit secrets: PINs, cards, numeric passwords
 
 
 def ruleset_id() -> str:

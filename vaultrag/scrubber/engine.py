@@ -9,6 +9,7 @@ from functools import lru_cache
 from typing import Callable, Iterable, Optional
 
 from . import generic, labels, shapes, vendors  # noqa: F401  (they fill the registry)
+from . import digits  # noqa: F401,E402  (last: a tie with the rules above keeps their name)
 from .rules import REGISTRY, _is_word, in_template
 
 log = logging.getLogger("vaultrag.scrubber")
@@ -32,6 +33,11 @@ _MIXED_RE = re.compile(r"[0-9A-Z]")  # a separate test: folding it into _WINDOW_
 # (an all-lowercase run is a window too when it holds x-filler: `ghp_xxxx...` is redacted as a shape)
 MIN_IN_RUNS_CHARS = 32  # the in-runs rules' shortest value (quoted high-entropy 32, AWS secret 40)
 TOKEN_REACH = 24  # chars; the longest prefix before a 20-char body run (`sk-ant-admin01-`, `dp.st.x.`)
+# Numbers have no literal: `digit_masks` rules (PINs, card numbers) search only the lines where a
+# copy of the text with "0" for each digit and " " for each space or dash holds one of their masks
+# (`0000`, `0000 0000 0000 0000`): one translate of the bytes the runs are found in (~1 GB/s) and a
+# find per line, where PIN and card labels would cost ~10 literal scans of every text.
+_DIGIT_TABLE = bytes(0x30 if 0x30 <= c <= 0x39 else 0x20 if c in b" -" else 0x78 for c in range(256))
 
 
 @dataclass(frozen=True)
@@ -47,7 +53,7 @@ GENERIC_RULES: tuple[str, ...] = tuple(n for n in RULES if n not in VENDOR_RULES
 # Each distinct trigger is looked up once per text (vendor ones only if a long run exists) and
 # selects the rules it gates.
 _SHORT_TRIGGERS = tuple(dict.fromkeys(t for r in _RULES if not r.needs_long and not r.in_token
-                                      and not r.non_ascii for t in r.triggers))
+                                      and not r.non_ascii and not r.digit_masks for t in r.triggers))
 # A trigger that gates only anchored rules needs no lookup of its own: those rules search for their
 # triggers with str.find anyway, which costs what the `in` test would (14 of ~50 whole-text scans).
 _SELF_GATED = frozenset(t for t in _SHORT_TRIGGERS
@@ -63,18 +69,24 @@ _TOKEN_ANY_TRIGGERS = tuple(dict.fromkeys(t for r in _RULES if not r.needs_long 
                                           for t in r.triggers))
 _GATED: dict[str, list[int]] = {}
 for _i, _r in enumerate(_RULES):
-    for _t in () if _r.non_ascii else _r.triggers:  # non-ASCII literals: looked up in _find
+    for _t in () if _r.non_ascii or _r.digit_masks else _r.triggers:  # looked up in _find
         _GATED.setdefault(_t, []).append(_i)
-_UNGATED = [i for i, r in enumerate(_RULES) if not r.triggers and not r.in_runs and not r.non_ascii]
+_UNGATED = [i for i, r in enumerate(_RULES)
+            if not r.triggers and not r.in_runs and not r.non_ascii and not r.digit_masks]
+_IN_DIGIT_MASKS = tuple(i for i, r in enumerate(_RULES) if r.digit_masks)
+MASK_FLOOR = b"0000"  # inside every digit mask: a text without 4 digits in a row skips them all
+if not all(MASK_FLOOR in n for i in _IN_DIGIT_MASKS for n in _RULES[i].digit_masks):
+    raise ValueError("every digit mask must hold MASK_FLOOR")
 _NON_ASCII = tuple(i for i, r in enumerate(_RULES) if r.non_ascii)
 _UNGATED_LARGE = _UNGATED + [i for i, r in enumerate(_RULES)
                              if any(t in _SELF_GATED for t in r.triggers)]  # anchored: find their own
 _IN_RUNS = [i for i, r in enumerate(_RULES) if r.in_runs]
 
 
-def _runs(text: str) -> list[tuple[int, int]]:
-    """(start, end) of every maximal 20+ run of token characters with a digit, a capital or x-filler."""
-    flat = text.encode("ascii", "replace").translate(_WINDOW_TABLE)
+def _runs(text: str, raw: bytes) -> list[tuple[int, int]]:
+    """(start, end) of every maximal 20+ run of token characters with a digit, a capital or x-filler
+    (`raw`: the text encoded one byte per character)."""
+    flat = raw.translate(_WINDOW_TABLE)
     spans, find, mixed = [], flat.find, _MIXED_RE.search
     a = find(_WINDOW_MIN)
     while a >= 0:  # the first 20 "a"s start a run: the character before is a space or nothing
@@ -247,7 +259,8 @@ def _find(text: str) -> list[tuple[int, int, str]]:
     plans = _plans()
     present = _present_at(low, plans.short, [], first) if large else _present(low, plans.short, [])
     # One pass finds the runs vendor tokens sit in; most prose has none and skips ~180 lookups.
-    runs = _runs(text)
+    raw = text.encode("ascii", "replace")  # one byte per character: offsets are the text's
+    runs = _runs(text, raw)
     candidates: list = []
     has_long = False
     if runs:
@@ -266,6 +279,8 @@ def _find(text: str) -> list[tuple[int, int, str]]:
             _match_in_runs(text, long_runs, candidates)
     lookups = (first if large else None, present, _PLANNED_SHORT_LONG if has_long else _PLANNED_SHORT)
     _match_rules(text, low, _active(tuple(present), large, has_long), candidates, lookups)
+    if _IN_DIGIT_MASKS:
+        _match_digit_masks(text, low, raw.translate(_DIGIT_TABLE), candidates)
     if _NON_ASCII and not text.isascii():
         # their literals are not ASCII: looked up in the lowered text itself, not in its ASCII copy
         orders = tuple(o for o in _NON_ASCII if any(t in lowered for t in _RULES[o].triggers))
@@ -287,6 +302,45 @@ def _match_in_runs(text: str, long_runs: list, candidates: list) -> None:
         rule = _RULES[order]
         for a, b in long_runs:  # endpos one past the run: a lookahead may need the closing quote
             for m in rule.run_matches(text, a, b + 1):
+                span = rule.check(m)
+                if span and span[1] > span[0] and not in_template(text, span[0]):
+                    candidates.append((span[0], -span[1], order, span[2] if len(span) > 2 else rule.name))
+
+
+def _mask_lines(text: str, mask: bytes, needle: bytes) -> list:
+    """(start, end) of each line where `mask` holds `needle`."""
+    lines, i = [], mask.find(needle)
+    while i >= 0:
+        end = text.find("\n", i) % (len(text) + 1)  # -1 -> len(text)
+        lines.append((text.rfind("\n", 0, i) + 1, end))
+        i = mask.find(needle, end + 1)
+    return lines
+
+
+def _match_digit_masks(text: str, low: str, mask: bytes, candidates: list) -> None:
+    """The digit_masks rules. Without triggers (card numbers), each is searched only on the lines
+    where `mask` holds one of its masks: their matches lie on one line and hold one, so they are
+    those of a whole-text search. With triggers (PIN labels, anchored), the same in a small text
+    (its label literals cost more than a search of the few lines with 4 digits in a row); a large
+    one (tool output: many such lines) whose mask holds one runs the rule at its triggers."""
+    if mask.find(MASK_FLOOR) < 0:
+        return
+    found: dict = {}
+    for order in _IN_DIGIT_MASKS:
+        rule = _RULES[order]
+        if rule.triggers and len(text) >= SELF_GATE_MIN_CHARS:
+            if any(mask.find(n) >= 0 for n in rule.digit_masks):  # its triggers: found by the rule
+                _match_rules(text, low, (order,), candidates, (None, [], frozenset()))
+            continue
+        lines = set()
+        for needle in rule.digit_masks:
+            if needle not in found:
+                found[needle] = _mask_lines(text, mask, needle)
+            lines.update(found[needle])
+        for a, b in sorted(lines):
+            for m in rule.run_matches(text, a, b):
+                if rule.word_start and m.start() and _is_word(text[m.start() - 1]):
+                    continue
                 span = rule.check(m)
                 if span and span[1] > span[0] and not in_template(text, span[0]):
                     candidates.append((span[0], -span[1], order, span[2] if len(span) > 2 else rule.name))

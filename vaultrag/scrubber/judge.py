@@ -73,6 +73,17 @@ def is_sequence(value: str) -> bool:
     return len(low) >= 4 and any(low in s for s in _SEQUENCES)
 
 
+MIN_NUMERIC_PASSWORD = 4  # digits; "password: 8" or "is 12" (characters) is a rule, `4711` a password
+
+
+def numeric_password(value: str) -> bool:
+    """`4711`, `123456`, `47114711`: digits a person chose as a password (the commonest passwords are
+    digit runs: `123456` is a sequence, not a stand-in, under a password name). One repeated digit
+    (`0000`, `00000000`) stays filler."""
+    return (value.isascii() and value.isdigit() and len(value) >= MIN_NUMERIC_PASSWORD
+            and len(set(value)) > 1)
+
+
 def is_placeholder(value: str) -> bool:
     """A filler, or a bare name where a value would go: `none`, `string`, `DB_PASSWORD`, `TEXT`."""
     return (is_filler(value) or value.lower() in _PLACEHOLDER_VALUES or is_sequence(value)

@@ -5,8 +5,9 @@ Tr0ub4dor&3" or "пароль: Qw3rty!24", and a vault in Polish, Chinese or Rus
 in Polish, Chinese or Russian. Two rules:
 - password-prose: a password word (password, passphrase, passcode, pre-shared key, PSK), at most a
   few words, then "is" / "was" and a value that is shaped like a typed password: 6-64 characters
-  with a letter and a digit or symbol, not a placeholder, path or URL. "The password is stored in
-  1Password", "the password policy is strict" and "the password is 8 characters" stay.
+  with a letter and a digit or symbol, not a placeholder, path or URL, or 4+ digits ("my password
+  is 123456": digit runs are the commonest passwords) not followed by a unit. "The password is
+  stored in 1Password", "the password policy is strict" and "the password is 8 characters" stay.
 - password-label: a password label of another language (mot de passe, contraseña, senha, Kennwort,
   hasło, heslo, wachtwoord, lösenord, salasana, şifre, parolă, пароль, 密码, パスワード, 비밀번호,
   סיסמה, كلمة المرور, รหัสผ่าน, mật khẩu...) then `:` / `：` / `=` (or 是 / は / 는) and a value in
@@ -19,7 +20,7 @@ from __future__ import annotations
 import re
 from typing import Optional
 
-from .judge import _CAMEL_WORDS_RE, is_placeholder, key_kind
+from .judge import MIN_NUMERIC_PASSWORD, _CAMEL_WORDS_RE, is_placeholder, key_kind, numeric_password
 from .rules import PRIORITY_GENERIC, add
 
 MIN_PROSE_PASSWORD = 6   # chars; "is 8+" or "is abc1" in prose is a rule, not a password
@@ -32,7 +33,7 @@ changes protected protection option options setting settings file files""".split
 
 _PROSE = (r"\b(?i:(?:wi-?fi |admin |root |user |guest |master |vpn |router |)(?:password|passwd|passphrase"
           r"|passcode|pre-shared key|psk|pw(?!\w)))(?P<gap>[^\n.;:=\"'`]{0,%d}?)[ \t]+(?i:is|was)[ \t]+"
-          r"[\"'`«“‘]?(?P<s>[^\s\"'`«»“”‘’]{%d,64})" % (MAX_PROSE_GAP, MIN_PROSE_PASSWORD))
+          r"[\"'`«“‘]?(?P<s>[^\s\"'`«»“”‘’]{%d,64})" % (MAX_PROSE_GAP, MIN_NUMERIC_PASSWORD))
 
 _ASCII_LABELS = ("mot de passe", "contrasena", "senha", "kennwort", "wachtwoord", "salasana", "passord",
                  "adgangskode", "heslo", "haslo", "lozinka", "geslo", "jelszo", "sifre", "losenord",
@@ -56,11 +57,19 @@ _ENGLISH_SEP = r"(?:[ \t]*\((?P<cop>[^()\n]{1,40})\)[ \t]*[:=]|[ \t]+(?P<cop2>[-
 _LABEL_VALUE = r"""(?:(?P<q>["'`])(?P<s>[!-~ ]{1,200}?)(?P=q)|(?P<s2>[!#-&(-_a-~]{4,200}))"""
 
 
+# Words after a number that make it a quantity, not a password ("the password is 1000 days old").
+_UNITS = frozenset("""characters character chars char digits digit letters symbols bytes bits days day
+    hours minutes seconds weeks months years times rounds iterations zeichen stellen tage jahre caractères
+    chiffres jours caracteres dígitos días""".split())
+_NEXT_WORD_RE = re.compile(r"[ \t]+([^\W\d_]+)")
 _NOT_VALUES = ("http", "www.", "/", "~", "./", "$", "%", "<", "{", "[")
 
 
 def _typed_password(value: str) -> bool:
-    """A value a person typed as a password: a letter and a digit or symbol, not a placeholder."""
+    """A value a person typed as a password: a letter and a digit or symbol, or 4+ digits (`4711`,
+    `123456`: not one repeated digit); not a placeholder."""
+    if numeric_password(value):
+        return True
     if is_placeholder(value) or value.startswith(_NOT_VALUES):
         return False
     letters = any(c.isalpha() for c in value)
@@ -69,8 +78,15 @@ def _typed_password(value: str) -> bool:
 
 
 def _typed_in_prose(value: str) -> bool:
-    """A value prose gives as a password ("is X", "lautet X", "- X"): long enough and typed."""
-    return len(value) >= MIN_PROSE_PASSWORD and _typed_password(value)
+    """A value prose gives as a password ("is X", "lautet X", "- X"): long enough and typed, or
+    digits (`4711`)."""
+    return numeric_password(value) or (len(value) >= MIN_PROSE_PASSWORD and _typed_password(value))
+
+
+def _a_quantity(text: str, b: int) -> bool:
+    """The number at text[..b] is followed by a unit: "is 12345678 characters", "ist 2024 Tage"."""
+    m = _NEXT_WORD_RE.match(text, b)
+    return bool(m) and m.group(1).lower() in _UNITS
 
 
 def _without_sentence_end(text: str, a: int, b: int) -> tuple[int, int]:
@@ -98,7 +114,7 @@ def _prose(m: re.Match) -> Optional[tuple]:
     if any(w.lower() in _ABOUT_WORDS for w in gap_words[:2]):
         return None  # "the password policy is ...", "password reset is ..."
     value = text[a:b]
-    if not _typed_in_prose(value):
+    if not _typed_in_prose(value) or (value.isdigit() and _a_quantity(text, b)):
         return None
     return a, b, "password-prose"
 
@@ -110,13 +126,13 @@ def _label(m: re.Match) -> Optional[tuple]:
     if not quoted:
         a, b = _without_sentence_end(text, a, b)
     value = text[a:b]
-    if len(value) < 4 or is_placeholder(value) or _a_variable_name(value) or value.startswith(_NOT_VALUES):
+    if len(value) < 4 or (is_placeholder(value) and not numeric_password(value)) or _a_variable_name(value) or value.startswith(_NOT_VALUES):
         return None  # `hasło: password`, a variable's name, a path, or a marker of an earlier pass
     if not quoted and not any(c.isdigit() or not c.isalnum() for c in value) and text[b:b + 1] == " " \
             and text[b + 1:b + 2].isalpha():
         return None  # an ASCII word followed by more words: prose ("Kennwort: siehe Tresor")
     if any(g in m.re.groupindex and m.group(g) is not None for g in ("cop", "cop2")) \
-            and (not _typed_in_prose(value)
+            and (not _typed_in_prose(value) or (value.isdigit() and _a_quantity(text, b))
                  or ("qual" in m.re.groupindex and m.group("qual") is not None
                      and any(w.lower() in _ABOUT_WORDS for w in m.group("qual").split()))):
         return None  # "das Passwort ist geheim", "mot de passe - voir le coffre", "password policy is X"

@@ -47,6 +47,8 @@ class Rule:
                            # line (a separator after a keyword): a keyword without one is not tried
     non_ascii: bool = False  # its triggers are not ASCII (labels in other scripts): looked up in the
                              # text itself, and only in texts that hold a non-ASCII character
+    digit_masks: tuple = ()  # no literal to gate on: search only the lines whose digit mask (each
+                             # digit "0", each space or dash " ", see engine) holds one of these
 
     def regex(self) -> re.Pattern:
         regex = COMPILED.get(self.pattern)
@@ -132,13 +134,13 @@ REGISTRY: list[Rule] = []
 def add(name: str, pattern: str, triggers: Iterable[str], check: Check, *, needs_long: bool,
         vendor: bool, anchored: bool, priority: int, names: tuple = (), in_token: bool = False,
         requires: tuple = (), in_runs: bool = False, one_line: bool = False,
-        line_needs: str = "", non_ascii: bool = False) -> None:
+        line_needs: str = "", non_ascii: bool = False, digit_masks: tuple = ()) -> None:
     # A leading \b stops re from searching for the literal prefix (60 vs 3,000 MB/s): drop it
     # and test the boundary in Rule.matches instead.
     word_start = pattern.startswith(r"\b")
     REGISTRY.append(Rule(name, pattern[2:] if word_start else pattern, tuple(triggers), check,
                          needs_long, vendor, anchored, word_start, priority, (name, *names), in_token,
-                         tuple(requires), in_runs, one_line, line_needs, non_ascii))
+                         tuple(requires), in_runs, one_line, line_needs, non_ascii, tuple(digit_masks)))
 
 
 # ---------------------------------------------------------------------------- checks

@@ -17,15 +17,16 @@
   that is not one.
 - password-hash: crypt(3) strings (`$2y$10$...`, `$apr1$`, `$1$`, `$5$`, `$6$`, `$y$`, `$argon2id$`)
   as htpasswd, /etc/shadow and app configs hold them: crackable offline, so not stored either.
-- credential-pair: `login: alice / Tr0ub4dor&3`, "log in with `admin` / `Tr0ub4dor&3`" (a user, a
-  slash, a typed password).
+- credential-pair: `login: alice / Tr0ub4dor&3`, `Zugangsdaten: jdoe / Sommer2019!`, "log in with
+  `admin` / `Tr0ub4dor&3`" (a credentials label, a user, a slash, a typed password).
 """
 from __future__ import annotations
 
 import re
 from typing import Optional
 
-from .judge import is_placeholder, key_kind, looks_random, looks_secret_value
+from .judge import is_placeholder, key_kind, looks_random, looks_secret_value, numeric_password
+from .digits import MAX_PIN, MIN_PIN
 from .labels import _ASCII_LABELS, _OTHER_LABELS, _typed_password
 from .rules import PRIORITY_GENERIC, add, literal
 
@@ -50,10 +51,17 @@ def _cells(line: str, offset: int) -> list[tuple[int, int]]:
     return out
 
 
+# Columns of secret numbers: their cells are 4-10 digits (a pinout's "Pin" column holds 1-3
+# digits or names such as GPIO4, and stays).
+_PIN_CELLS = frozenset("pin pins pin-code pincode passcode".split()) | {"pin code"}
+
+
 def _column_kind(name: str) -> Optional[str]:
     name = name.strip(_CELL_MARKUP).lower()
     if name in _LABEL_CELLS:
         return "password"
+    if name in _PIN_CELLS:
+        return "pin"
     if not name or len(name) > 40 or not re.fullmatch(r"[a-z0-9 _/-]+", name):
         return None
     return key_kind(re.sub(r"[ /-]+", "_", name))
@@ -74,10 +82,13 @@ def _table(m: re.Match) -> Optional[list]:
                 continue
             a, b = cells[i]
             value = text[a:b]
-            if (len(value) < 4 or any(c.isspace() for c in value) or is_placeholder(value)
-                    or value.startswith("[REDACTED")):
+            if (len(value) < 4 or any(c.isspace() for c in value) or value.startswith("[REDACTED")
+                    or (is_placeholder(value) and not (kind == "password" and numeric_password(value)))):
                 continue
-            if looks_secret_value(value) if kind == "secret" else (_typed_password(value) or looks_random(value)):
+            if kind == "pin":
+                if value.isascii() and value.isdigit() and MIN_PIN <= len(value) <= MAX_PIN:
+                    spans.append((a, b, "table-password"))
+            elif looks_secret_value(value) if kind == "secret" else (_typed_password(value) or looks_random(value)):
                 spans.append((a, b, "table-password" if kind == "password" else "table-secret"))
     return spans or None
 
@@ -119,7 +130,7 @@ def _codes(m: re.Match) -> Optional[list]:
 
 
 _HASH_ALPHABET = "[./A-Za-z0-9]"
-_TABLE_ASCII = ["password", "passwd", "pwd", "pass", "secret", "token", "key", "credential"]
+_TABLE_ASCII = ["password", "passwd", "pwd", "pass", "secret", "token", "key", "credential", "pin"]
 add("table-password", _TABLE, _TABLE_ASCII + sorted(t for t in _LABEL_CELLS if t.isascii()), _table,
     needs_long=False, vendor=False, anchored=False, priority=PRIORITY_GENERIC, names=("table-secret",),
     requires=("|-", "| -", "|:", "| :"))
@@ -145,9 +156,14 @@ add("password-hash", r"(?<![\w$])\$(?:2[abxy]?\$\d\d\$%(a)s{53}|(?:1|apr1)\$%(a)
     r"|argon2(?:id|i|d)\$v=\d+\$m=\d+,t=\d+,p=\d+\$[A-Za-z0-9+/]{11,}\$[A-Za-z0-9+/]{16,})" % {"a": _HASH_ALPHABET},
     ["$2a$", "$2b$", "$2x$", "$2y$", "$1$", "$apr1$", "$5$", "$6$", "$y$", "$argon2"], literal,
     needs_long=False, vendor=False, anchored=False, priority=PRIORITY_GENERIC, one_line=True)
-add("credential-pair", r"\b(?i:login|credentials|creds|account)[ \t]*[:=：][ \t]*[\w.@+-]{1,64}[ \t]+/[ \t]+"
-    r"(?P<s>[!-~]{6,64})", ["login", "credentials", "creds", "account"], _pair, needs_long=False, vendor=False,
-    anchored=False, priority=PRIORITY_GENERIC, one_line=True, requires=(" / ", "\t/", "/\t"))
+# Credentials labels: en, and the languages labels.py reads passwords in (Zugangsdaten, identifiants...).
+_PAIR_LABELS = ("login", "credentials", "creds", "account", "zugangsdaten", "anmeldedaten", "logindaten",
+                "login-daten", "identifiants", "credenciales", "credenziali", "credenciais", "inloggegevens",
+                "inloggningsuppgifter", "dane logowania")
+add("credential-pair", r"\b(?i:%s)[ \t]*[:=：][ \t]*[\w.@+-]{1,64}[ \t]* / [ \t]*"
+    r"(?P<s>[!-~]{6,64})" % "|".join(_PAIR_LABELS),  # gated by the slash: labels cost no lookups
+    [" / "], _pair, needs_long=False, vendor=False, anchored=False, priority=PRIORITY_GENERIC,
+    one_line=True)
 add("credential-pair", r"\b(?i:log[ -]?in|sign[ -]?in|credentials?|creds|account|user(?:name)?)\b[^\n`]{0,30}"
     r"`[^`\s]{1,64}`[ \t]*/[ \t]*`(?P<s>[^`\s]{6,64})`", ["` / `", "`/`", "` /`", "`/ `"], _pair,
     needs_long=False, vendor=False, anchored=False, priority=PRIORITY_GENERIC, one_line=True)

@@ -1,0 +1,206 @@
+"""Secrets made only of digits: PINs, PUKs, door and safe codes, payment cards and their CVV.
+
+A bare number is never a secret ("pin 13", "code 404", "exit code 1", port 8080, issue 4711, line
+4711): a number is one when a label that names a secret number stands right before it, or when it
+is a payment card number printed as cards are. Three rules:
+- pin-code: a PIN word (PIN, PUK, PIN-Code, PIN-Nummer, Handy-PIN, pincode, PIN-kod, PIN-koodi,
+  code PIN, kod PIN, ПИН-код), a code word made a lock's code by its qualifier (door / gate / alarm
+  / safe / access / keypad code, Türcode, Zugangscode, digicode, code d'accès, código de acceso), or
+  a lock's combination, then `:` / `=` / a copula (is, ist, lautet, est, es, é, je, är...) / a dash
+  / a space, then 4-10 digits (a combination: 2-5 groups, `12-34-56`). A few words may stand
+  between the label and a colon or copula ("the PIN for the Visa card is 4711"), none with a digit
+  and none that makes it something else than the code ("pin count is 1024"). Electronics pins are
+  1-3 digits ("pin 13", "PIN 4 is ground"); a number followed by `.5`, `:80`, `/2` or a letter is a
+  version, a time, a ratio or a quantity ("pin the version to 1.2.3").
+- card-number: 13-19 digits, Luhn-valid, starting 2-6 (the issuer ranges of Visa, Mastercard, Amex,
+  Discover, JCB, Diners, UnionPay, Maestro, Mir), either grouped as cards are printed (4-4-4-4,
+  4-4-4-4-3, 4-6-5, 4-6-4 with one kind of separator, not inside a longer run of groups such as an
+  IBAN or a hex dump) or after a card label on its line (card, Visa, Kreditkarte, carte, tarjeta,
+  kort...). An ungrouped Luhn-valid run with no label (ids, timestamps: 1 in 10 pass) stays.
+  Numbers have no literal to gate on: PINs and card numbers are `Rule.digit_masks` rules, searched
+  only on the lines whose digit mask (see engine) holds 4 digits in a row, a card's grouping or 13
+  digits in a row, so their labels cost no literal lookups.
+- card-cvv: 3-4 digits after CVV / CVC / CVV2 / CVC2 / CVN / card security code.
+Values under a PIN or card label are redacted whatever they look like (`0000` and `1234` are the
+commonest real PINs; a note that lists them means them).
+"""
+from __future__ import annotations
+
+import re
+from typing import Optional
+
+from .rules import PRIORITY_GENERIC, add
+
+MIN_PIN = 4        # digits; pins of a connector or a chip are 1-3 ("pin 13", "PIN 40")
+MAX_PIN = 10       # ISO 9564 PINs are 4-12, PUKs 8; longer runs under "code" are ids
+MAX_GAP_WORDS = 4  # words between a label and its colon or copula ("PIN for the Visa card is")
+CARD_DIGITS = (13, 19)
+CARD_LABEL_REACH = 40  # chars between a card label and the number on its line
+
+# Copulas of the languages labels.py reads passwords in (not "to": "pin the year to 2024").
+_COPULAS = "is|was|ist|war|lautet|lautete|est|es|era|é|è|jest|je|är|er|on|este|là|adalah|είναι|это"
+_SEP = (r"(?P<sep>[ \t]*[:=：][ \t]*|[ \t]+(?P<cop>(?i:%s))(?:[ \t]*:)?[ \t]+|[ \t]+[-–—][ \t]+|[ \t]+)"
+        % _COPULAS)
+# What a value must not run into: more digits or letters, or a decimal / time / ratio / range part.
+_END = r"(?![\w%°]|[.,:/-]\d|-)"
+
+# A code word needs a qualifier: a compound (Türcode), the word before it (door code), or after it.
+_CODE_COMPOUNDS = frozenset("""passcode pincode pinkode pinkod pinkoodi digicode türcode turcode torcode
+    haustürcode haustuercode zugangscode tresorcode alarmcode entsperrcode sicherheitscode schlosscode
+    deurcode toegangscode alarmkode dørkode dorkode portkod dörrkod dorrkod larmkod ovikoodi
+    hälytyskoodi""".split())
+_CODE_QUALIFIERS = frozenset("""pin puk door gate garage alarm safe lock locker padlock access entry
+    entrance keypad unlock building house front security lockbox""".split())
+_LOCK_WORDS = frozenset("""safe lock locker padlock vault lockbox bike gun tresor schloss safes coffre
+    cadenas caja fuerte cofre lucchetto cassaforte kluis""".split())
+# Words between the label and its separator that make the number something else than the code.
+_ABOUT_WORDS = frozenset("""count counts length size pitch spacing mode state header headers layout
+    diagram number numbers value values index policy attempts retries tries digits limit changes
+    reset expires expiry entry entries version versions mapping assignment out voltage current
+    frequency""".split())
+
+# Labels of other scripts (case variants spelt out: their lines are found in the text itself) carry
+# their qualifier (код доступа, código de acceso): taken as they are.
+_PIN_LABEL = r"(?P<label>(?i:pin|puk|code|kod|kode|geheimzahl|geheimnummer))"
+_OTHER_LABEL = (r"(?P<label>ПИН|[Пп]ин|[Кк]од[ \t]+(?:доступа|от[ \t]+[^\W\d_]{1,12})"
+                r"|[Cc]ódigo[ \t]+(?:PIN|pin|de[ \t]+acceso|de[ \t]+acesso|de[ \t]+seguridad|de[ \t]+la[ \t]+puerta))")
+# A combination is matched from its "ombina": one literal for combination, Kombination, combinaison.
+_COMBINATION = r"(?P<label>(?i:ombination|ombinaison|ombinación))"
+_PIN_SUFFIX = (r"(?P<suffix>(?i:s|-?(?:code|kod|kode|koodi|nummer|number|код)|[ \t](?:code|number|nummer"
+               r"|nr\.?|no\.?)|码|碼|コード|번호|코드)?)")
+_PIN_POST = (r"(?P<post>[ \t]+(?i:pin|puk|secret|confidentiel|d['’]acc[eè]s|de[ \t]+acceso|de[ \t]+acesso"
+             r"|di[ \t]+accesso|dost[eę]pu|de[ \t]+seguridad|di[ \t]+sicurezza|de[ \t]+la[ \t]+porte))?")
+# Words, then perhaps a parenthesis ("PIN (Visa): 4711"), then the closing quote of a JSON key or
+# the end of Markdown bold (`"pin": "4711"`, `**PIN:** 4711`).
+_GAP = r"""(?P<gap>(?:[ \t]+[^\W\d_]{1,20}){0,%d}?(?:[ \t]*\([^()\n]{1,30}\))?)(?:["'`]|\*{1,2})?""" % MAX_GAP_WORDS
+_BOLD_END = r"(?:\*{1,2}[ \t]*)?"  # `**PIN:** 4711`
+_PIN_VALUE = _BOLD_END + r"""["'`]?(?P<s>\d{%d,%d}|\d{1,3}(?:[- ]\d{1,3}){1,4})%s""" % (MIN_PIN, MAX_PIN, _END)
+
+
+QUALIFIER_REACH = 2  # words before a code word that may name its lock ("garage door opener code")
+
+
+def _words_before(text: str, i: int, n: int = QUALIFIER_REACH) -> set:
+    """The n words that end just before index i (spaces and hyphens between them), lower-cased."""
+    words = set()
+    for _ in range(n):
+        j = i
+        while j > 0 and text[j - 1] in " \t-":
+            j -= 1
+        k = j
+        while k > 0 and text[k - 1].isalpha():
+            k -= 1
+        if k == j:
+            break
+        words.add(text[k:j].lower())
+        i = k
+    return words
+
+
+def _pin(m: re.Match) -> Optional[tuple]:
+    text, a = m.string, m.start()
+    label = m.group("label").lower()
+    head = a  # letters glued to the front of the label: "Tür" of Türcode, "s" of "spin"
+    while head > 0 and text[head - 1].isalpha():
+        head -= 1
+    word = text[head:a].lower() + label
+    before = text[head - 1] if head else ""
+    if before.isdigit() or before == "_":
+        return None  # `led_pin`, `2pin`: a name in code
+    gap = (m.groupdict().get("gap") or "").split()
+    if gap and m.group("sep").strip() == "":
+        return None  # "pin of the chip 4711": words, then a number with no colon or copula
+    if any(w.lower() in _ABOUT_WORDS for w in gap):
+        return None  # "pin count is 1024", "PIN length: 6"
+    value = m.group("s")
+    grouped = not value.isdigit()
+    if label in ("pin", "puk", "пин"):
+        if head != a:
+            return None  # spin, mapping, ledPin
+    elif label.startswith("ombina"):
+        named = _words_before(text, head) | {w.lower() for w in gap}
+        if head != a - 1 or text[head] not in "cCkK" or not named & _LOCK_WORDS:
+            return None  # "a linear combination is 12-34": no lock named
+        return m.span("s")
+    elif label.startswith(("код", "código")):
+        if head != a:
+            return None  # штрихкод
+    elif label in ("geheimzahl", "geheimnummer"):
+        if head != a:
+            return None
+    elif head != a:  # Türcode, passcode; not barcode, opcode, unicode, exitcode
+        if word not in _CODE_COMPOUNDS:
+            return None
+    elif not (m.groupdict().get("post") or _words_before(text, a) & _CODE_QUALIFIERS):
+        return None  # code 404, exit code 1, error code 0x80070005, area code 0711
+    return None if grouped else m.span("s")
+
+
+# First: "card security code 123" is the card's, though a code word with a qualifier too.
+add("card-cvv", r"\b(?i:cvv2?|cvc2?|cvn|(?:card[ \t]+)?security[ \t]+code)"
+    r"(?:[ \t]*[:=：#][ \t]*|[ \t]+(?:(?i:is|ist|lautet|est|es)[ \t]+)?)%s[\"'`]?(?P<s>\d{3,4})" % _BOLD_END
+    + _END,
+    ["cv", "security code"],
+    lambda m: m.span("s"), needs_long=False, vendor=False, anchored=False, priority=PRIORITY_GENERIC,
+    one_line=True)
+# A PIN holds 4 digits in a row: a text without (most prose) skips the rule and its label lookups
+# (see engine); "pin", "code" and their kin are in most texts.
+add("pin-code", r"%s%s%s%s%s%s" % (_PIN_LABEL, _PIN_SUFFIX, _PIN_POST, _GAP, _SEP, _PIN_VALUE),
+    ["pin", "puk", "code", "kod", "geheim"], _pin, needs_long=False, vendor=False,
+    anchored=True, priority=PRIORITY_GENERIC, line_needs="0123456789", digit_masks=(b"0000",))
+add("pin-code", r"%s%s%s%s" % (_OTHER_LABEL, _PIN_SUFFIX, _SEP, _PIN_VALUE),
+    ["пин", "Пин", "ПИН", "код", "Код", "código", "Código"], _pin, needs_long=False, vendor=False,
+    anchored=False, priority=PRIORITY_GENERIC, non_ascii=True, one_line=True)
+add("pin-code", r"%s%s%s%s" % (_COMBINATION, _GAP, _SEP, _PIN_VALUE), ["ombina"], _pin, needs_long=False,
+    vendor=False, anchored=False, priority=PRIORITY_GENERIC, one_line=True)
+
+
+# ---------------------------------------------------------------------------- payment cards
+def luhn(digits: str) -> bool:
+    total = 0
+    for i, c in enumerate(reversed(digits)):
+        d = ord(c) - 48
+        if i % 2:
+            d = d * 2 - 9 if d > 4 else d * 2
+        total += d
+    return total % 10 == 0
+
+
+def _card_span(text: str, a: int, b: int) -> Optional[tuple]:
+    value = text[a:b]
+    digits = value.replace(" ", "").replace("-", "")
+    if not CARD_DIGITS[0] <= len(digits) <= CARD_DIGITS[1]:
+        return None
+    if len({c for c in value if not c.isdigit()}) > 1 or not luhn(digits):
+        return None  # mixed separators, or the check digit fails: not a card number
+    return a, b
+
+
+def _card(m: re.Match) -> Optional[tuple]:
+    return _card_span(m.string, *m.span("s"))
+
+
+# Printed as cards are: one separator kind, groups of 4 (16 or 19 digits), or 4-6-5 / 4-6-4 (Amex,
+# Diners); not a slice of a longer run of groups (IBAN, hex dump, phone number).
+_GROUPED = (r"(?<![\w.,/+-])(?<!\d[ -])(?P<s>[2-6]\d{3}(?P<g>[ -])\d{4}(?P=g)\d{4}(?P=g)\d{4}(?:(?P=g)\d{3})?"
+            r"|3\d{3}(?P<g2>[ -])\d{6}(?P=g2)\d{4,5})(?![\w]|[ -]\d|[.,/]\d)")
+# Ungrouped, a card label must stand on its line before the number: a word of a card (glued into
+# compounds too: Kreditkarte, creditcard, Bankkarte) or a network's name.
+_CARD_LABEL_RE = re.compile(r"(?i)card|kart|cart|kaart|kort|tarjeta|visa|master|amex|maestro|discover|diners"
+                            r"|\bjcb\b|unionpay|\bcc\b|карт|信用卡|卡号|カード|카드")
+_UNGROUPED = r"(?<![\w.,/+-])(?P<s>[2-6]\d{%d,%d})(?![\w]|[ -]\d|[.,/]\d)" % (CARD_DIGITS[0] - 1, CARD_DIGITS[1] - 1)
+
+
+def _labelled_card(m: re.Match) -> Optional[tuple]:
+    text, a = m.string, m.start("s")
+    line_start = text.rfind("\n", 0, a) + 1
+    if not _CARD_LABEL_RE.search(text, max(line_start, a - CARD_LABEL_REACH), a):
+        return None  # an id, a timestamp, an order number: 1 in 10 runs of digits pass Luhn
+    return _card_span(text, *m.span("s"))
+
+
+_CARD_MASKS = (b"0000 0000 0000 0000", b"0000 000000 0000")  # 4-4-4-4(-3), 4-6-4/5
+add("card-number", _GROUPED, (), _card, needs_long=False, vendor=False, anchored=False,
+    priority=PRIORITY_GENERIC, digit_masks=_CARD_MASKS)
+add("card-number", _UNGROUPED, (), _labelled_card, needs_long=False, vendor=False, anchored=False,
+    priority=PRIORITY_GENERIC, digit_masks=(b"0" * CARD_DIGITS[0],))
