@@ -231,3 +231,29 @@ def test_fix_commands_name_the_running_interpreters_vaultrag(tmp_path, monkeypat
     exe.write_text("#!/bin/sh\n")
     exe.chmod(0o755)
     assert fix_command("reindex --full") == f"{exe} reindex --full"
+
+
+def test_the_resident_service_answers_a_damaged_index_with_503_naming_the_fix(damaged, tmp_path):
+    """`vaultrag serve` keeps its store open: a search that meets damaged pages is HTTP 503
+    `index_corrupt` with the CLI's one line (not a 500), and the service reopens the file after."""
+    pytest.importorskip("starlette")
+    from starlette.testclient import TestClient
+
+    from vaultrag import api
+    from vaultrag.serve import auth
+    from vaultrag.serve.app import build_app
+
+    svc = api.Service(damaged)
+    policy = auth.Policy(bind_host="127.0.0.1", token_file=tmp_path / "tokens.json", peer_uid=lambda ip, port: os.getuid())
+    try:
+        with TestClient(build_app(svc, policy), base_url="http://127.0.0.1:8765", client=("127.0.0.1", 50123),
+                        raise_server_exceptions=False) as client:
+            r = client.post("/search", json={"query": "common lorem ipsum quokka", "k": 5})
+            assert r.status_code == 503, r.text
+            body = r.json()
+            assert body["code"] == "index_corrupt", body
+            assert "damaged" in body["message"] and body["message"].endswith(fix_command("reindex --full"))
+            reindex(damaged, full=True)  # the fix it names; the same service then answers
+            assert client.post("/search", json={"query": "common lorem ipsum quokka", "k": 5}).status_code == 200
+    finally:
+        svc.close()

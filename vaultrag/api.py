@@ -250,7 +250,21 @@ class Service:
             pass
 
     def search(self, query: str, **opts: Any):
-        return search(query, self.cfg, store=self._store(), **opts)
+        store = self._store()
+        try:
+            return search(query, self.cfg, store=store, **opts)
+        except VaultragError:
+            raise
+        except Exception as exc:
+            # a damaged or locked file: the same one-line error (and HTTP 503 / 409) as the CLI's, and
+            # this thread's store is dropped so the next call opens whatever the file is by then
+            translate = getattr(store, "translate", None)
+            err = translate(exc) if translate is not None else None
+            if err is None:
+                raise
+            self._drop(store)
+            self._local.store = None
+            raise err from exc
 
     def get(self, path: Any, line_start: Any = None, line_end: Any = None) -> Note:
         return get(self.cfg, path, line_start, line_end)

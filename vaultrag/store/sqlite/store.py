@@ -196,9 +196,14 @@ class _StoreBase:
         """Close; a driver error leaving the block that says the file is damaged or locked leaves
         as IndexCorrupt / IndexLocked, with the command that fixes it (every face shows one line)."""
         self.close()
-        translated = index_error(exc, self.path) if exc is not None else None
+        translated = self.translate(exc) if exc is not None else None
         if translated is not None:
             raise translated from exc
+
+    def translate(self, exc: BaseException) -> Exception | None:
+        """The IndexCorrupt / IndexLocked a driver error raised while using this store means, or None
+        (see `index_error`): for callers that keep the store open (the resident service)."""
+        return index_error(exc, self.path)
 
     def check(self) -> str | None:
         """None when every page of the index reads as what it claims to be, else SQLite's first
