@@ -247,3 +247,21 @@ def test_no_hook_is_registered_async():
             for g in groups:
                 for h in g["hooks"]:
                     assert not h.get("async"), (f.name, event)
+
+
+def test_the_deadline_is_not_swallowed_by_a_best_effort_step(vault, cfg_for, isolated_env, monkeypatch):
+    """The deadline's SIGALRM can land in any step; one that degrades on `except Exception` (session
+    memory: "injected without it") swallowed it, so a hook injected past its budget (seen: 9 of 30
+    hooks with a 20 ms deadline printed a block). The deadline must reach main() and mean no output."""
+    from vaultrag import hooks, session_memory
+
+    cfg = cfg_for(vault)
+    reindex(cfg)
+    assert hooks.context_for("how long are daily snapshots kept?", "s-ok", "UserPromptSubmit", cfg)
+
+    def late(*a, **k):
+        raise hooks.Deadline()
+
+    monkeypatch.setattr(session_memory, "claim", late)
+    with pytest.raises(hooks.Deadline):
+        hooks.context_for("how long are daily snapshots kept?", "s-late", "UserPromptSubmit", cfg)

@@ -40,14 +40,23 @@ SKIPPED_PROMPT_SOURCES = frozenset({"system", "loop_wakeup", "schedule_wakeup", 
 QUERY_FIELDS = ("pattern", "query", "prompt", "description", "url")
 
 
-class Deadline(Exception):
-    pass
+class Deadline(BaseException):
+    """The hook's deadline (SIGALRM). A BaseException, so that no `except Exception` on the way
+    (a channel that degrades and says so, a best-effort cache) swallows it and lets the hook run on
+    past its budget: main() catches it, logs it and exits 0 with no output."""
 
 
 def _state_dir() -> Path:
     from .config import xdg_dir
 
     return xdg_dir("state")
+
+
+def log_stamp(now: float | None = None) -> str:
+    """Local time to the millisecond, `2026-12-03T12:13:12.345`: doctor orders a line against the
+    index file's mtime (a hook failing on a damaged index, then a rebuild, can share one second)."""
+    now = time.time() if now is None else now
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(now)) + f".{int(now * 1000) % 1000:03d}"
 
 
 def log_line(message: str) -> None:
@@ -58,11 +67,11 @@ def log_line(message: str) -> None:
     try:
         from .scrubber import scrub
 
-        line = f"{time.strftime('%Y-%m-%dT%H:%M:%S')} {scrub(message[:LOG_SCRUB_CHARS])[0][:LOG_LINE_CHARS]}"
+        line = f"{log_stamp()} {scrub(message[:LOG_SCRUB_CHARS])[0][:LOG_LINE_CHARS]}"
         line = "".join(c if c.isprintable() else f"\\x{ord(c):02x}" if ord(c) < 256 else f"\\u{ord(c):04x}"
                        for c in line) + "\n"
     except Exception:
-        line = f"{time.strftime('%Y-%m-%dT%H:%M:%S')} (unloggable message)\n"
+        line = f"{log_stamp()} (unloggable message)\n"
     try:
         from .safe_io import append_private, private_dir, read_regular, write_private
 
