@@ -257,3 +257,23 @@ def test_the_resident_service_answers_a_damaged_index_with_503_naming_the_fix(da
             assert client.post("/search", json={"query": "common lorem ipsum quokka", "k": 5}).status_code == 200
     finally:
         svc.close()
+
+
+def test_a_failure_and_a_rebuild_in_the_same_second_are_ordered(tmp_path, monkeypatch):
+    """The hook log's stamps carry milliseconds: a rebuild right after a failure clears the notice,
+    a failure right after a change (the damage itself) raises it, though both share one second."""
+    from vaultrag.doctor import damaged_index_log_problems, log_time
+    from vaultrag.hooks import log_stamp
+
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    (tmp_path / "state" / "vaultrag").mkdir(parents=True)
+    index = tmp_path / "index.sqlite"
+    index.write_bytes(b"x")
+    second = int(index.stat().st_mtime)
+    os.utime(index, (second + 0.5, second + 0.5))
+    log = tmp_path / "state" / "vaultrag" / "hooks.log"
+    for offset, expected in ((-0.2, 0), (+0.2, 1)):
+        log.write_text(f"{log_stamp(second + 0.5 + offset)} UserPromptSubmit: DatabaseError: database disk image is malformed\n")
+        assert len(damaged_index_log_problems({"index": str(index)})) == expected, offset
+    assert abs(log_time(log_stamp(second + 0.25)) - (second + 0.25)) < 0.002
+    assert log_time("2026-12-03T12:13:12") is not None and log_time("not a stamp") is None

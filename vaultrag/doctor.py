@@ -205,6 +205,17 @@ def quick_problems() -> list[Problem]:
     return _index_file_problems(cfg, facts) or damaged_index_log_problems(facts)
 
 
+def log_time(stamp: str) -> float | None:
+    """The time of a hook-log stamp (hooks.log_stamp: to the millisecond; whole seconds from older
+    versions), or None when it is not one."""
+    base, _, frac = stamp.partition(".")
+    try:
+        at = time.mktime(time.strptime(base, "%Y-%m-%dT%H:%M:%S"))
+    except ValueError:
+        return None
+    return at + int(frac) / 10 ** len(frac) if frac.isdigit() and len(frac) <= 6 else at
+
+
 def damaged_index_log_problems(facts: dict) -> list[Problem]:
     """The hooks' last failure on a damaged index, from the hook log, when neither the index nor the
     config changed since (a rebuild replaces the index file: its mtime moves past the line). The
@@ -219,7 +230,7 @@ def damaged_index_log_problems(facts: dict) -> list[Problem]:
             pass
     if not changed:
         return []
-    since = int(max(changed))  # the log's stamps are whole seconds: one in the same second counts
+    since = max(changed)
     try:
         lines = (xdg_dir("state") / "hooks.log").read_text(encoding="utf-8", errors="replace").splitlines()
     except OSError:
@@ -228,11 +239,11 @@ def damaged_index_log_problems(facts: dict) -> list[Problem]:
         stamp, _, message = line.partition(" ")
         if index_failure(message) != "corrupt":
             continue
-        try:
-            at = time.mktime(time.strptime(stamp, "%Y-%m-%dT%H:%M:%S"))
-        except ValueError:
+        at = log_time(stamp)
+        if at is None:
             continue
-        if at < since:
+        # a stamp of whole seconds (an older vaultrag's line) counts when in the change's second
+        if at < (int(since) if "." not in stamp else since):
             return []
         return [Problem("index", f"the hooks failed on a damaged index {facts['index']} at {stamp} ({message})",
                         f"{_cli()} reindex --full  (rebuilds it from the vault)")]
@@ -393,9 +404,8 @@ def log_problems(passed: list[str], now: float | None = None, since: float = 0.0
     recent = []
     for line in lines:
         stamp, _, message = line.partition(" ")
-        try:
-            at = time.mktime(time.strptime(stamp, "%Y-%m-%dT%H:%M:%S"))
-        except ValueError:
+        at = log_time(stamp)
+        if at is None:
             continue
         if now - at <= RECENT_LOG_S and at >= since and "ignored event" not in message:
             recent.append((stamp, message))
