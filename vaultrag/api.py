@@ -258,8 +258,7 @@ class Service:
         except Exception as exc:
             # a damaged or locked file: the same one-line error (and HTTP 503 / 409) as the CLI's, and
             # this thread's store is dropped so the next call opens whatever the file is by then
-            translate = getattr(store, "translate", None)
-            err = translate(exc) if translate is not None else None
+            err = store.translate(exc)
             if err is None:
                 raise
             self._drop(store)

@@ -262,7 +262,7 @@ def _reindex(cfg: Config, full: bool, progress: Progress | None, lock_wait_s: fl
         # A damaged index (pages that do not read) cannot be updated in place, nor trusted to say
         # what is unchanged: a whole-vault run rebuilds it, into a shadow copy as --full does, so the
         # damaged file serves until the new one replaces it (SQLite: ~0.1 s at 38k chunks to check).
-        damage = None if full or changes is not None else getattr(backend, "damage", lambda: None)()
+        damage = None if full or changes is not None else backend.damage()
         if damage:
             full = report.full = True
             report.warnings.append(("", f"the index was damaged ({damage}): rebuilt from the vault"))

@@ -13,7 +13,7 @@ from .store import is_postgres, open_store, store_location
 def status(cfg: Config) -> dict:
     """Database path and size, counts, last reindex, embedding state, and drift from the vault."""
     with open_store(cfg, readonly=True) as store:
-        damage = store.check() if hasattr(store, "check") else None  # SQLite: ~0.1 s at 38k chunks
+        damage = store.check()  # SQLite: every page, ~0.1 s at 38k chunks
         if damage:
             raise damaged_index(store.location, damage)
         meta = store.meta()

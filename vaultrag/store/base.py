@@ -229,8 +229,24 @@ class Store(ABC):
     def __enter__(self):
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, exc_type, exc, tb) -> None:
+        """Close; a driver error leaving the block that says the index is damaged or locked leaves
+        as IndexCorrupt / IndexLocked, with the command that fixes it (every face shows one line)."""
         self.close()
+        translated = self.translate(exc) if exc is not None else None
+        if translated is not None:
+            raise translated from exc
+
+    def translate(self, exc: BaseException) -> Exception | None:
+        """The IndexCorrupt / IndexLocked a driver error raised while using this store means, or None
+        (it says nothing about the index; a backend that cannot tell says None): for callers that
+        keep the store open (the resident service) and for `__exit__`."""
+        return None
+
+    def check(self) -> str | None:
+        """None when the stored index reads as written, else what is damaged (SQLite: every page;
+        a backend that cannot tell says None)."""
+        return None
 
     @abstractmethod
     def transaction(self) -> AbstractContextManager: ...
@@ -434,6 +450,11 @@ class Backend(ABC):
 
     @abstractmethod
     def rebuild(self) -> Rebuild: ...
+
+    def damage(self) -> str | None:
+        """Why the index cannot be updated in place (damaged pages: an incremental reindex then
+        rebuilds it), or None; a backend that cannot tell says None."""
+        return None
 
     def remove_leftovers(self, lock) -> tuple[int, int]:
         """Remove what an interrupted rebuild left behind, holding `lock` (this backend's writer lock):

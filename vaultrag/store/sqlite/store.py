@@ -192,17 +192,8 @@ class _StoreBase:
     def close(self) -> None:
         self.conn.close()
 
-    def __exit__(self, exc_type, exc, tb) -> None:
-        """Close; a driver error leaving the block that says the file is damaged or locked leaves
-        as IndexCorrupt / IndexLocked, with the command that fixes it (every face shows one line)."""
-        self.close()
-        translated = self.translate(exc) if exc is not None else None
-        if translated is not None:
-            raise translated from exc
-
     def translate(self, exc: BaseException) -> Exception | None:
-        """The IndexCorrupt / IndexLocked a driver error raised while using this store means, or None
-        (see `index_error`): for callers that keep the store open (the resident service)."""
+        """See Store.translate: by SQLite's result code or message (`index_error`)."""
         return index_error(exc, self.path)
 
     def check(self) -> str | None:
