@@ -80,11 +80,6 @@ class Report:
                 "facts": self.facts}
 
 
-def _cli() -> str:
-    """How to call the vaultrag command from this interpreter (the .venv's, for a hook)."""
-    return cli_command()
-
-
 def _repo_root() -> Path:
     return Path(__file__).resolve().parents[1]
 
@@ -116,10 +111,10 @@ def _index_file_problems(cfg, facts: dict) -> list[Problem]:
     try:
         db = cfg.db_path()
     except VaultragError as exc:
-        return [Problem("index", str(exc), f"{_cli()} reindex")]
+        return [Problem("index", str(exc), f"{cli_command()} reindex")]
     facts["index"] = str(db)
     if not db.is_file() or db.stat().st_size == 0:
-        return [Problem("index", f"no index at {db}", f"{_cli()} reindex  (builds it from {cfg.vault})")]
+        return [Problem("index", f"no index at {db}", f"{cli_command()} reindex  (builds it from {cfg.vault})")]
     return []
 
 
@@ -139,19 +134,19 @@ def index_problems(cfg, passed: list[str], facts: dict, *, freshness: bool = Tru
     except IndexLocked as exc:
         return [Problem("index", str(exc), _LOCKED_FIX.format(db=db))]
     except Exception as exc:  # corrupt, or an old schema
-        return [Problem("index", f"cannot read {db}: {exc}", f"{_cli()} reindex --full  (rebuilds it)")]
+        return [Problem("index", f"cannot read {db}: {exc}", f"{cli_command()} reindex --full  (rebuilds it)")]
     if damage:
         return [Problem("index", f"{db} is damaged: {damage}; hooks fail on the notes stored there",
-                        f"{_cli()} reindex --full  (rebuilds it from the vault)")]
+                        f"{cli_command()} reindex --full  (rebuilds it from the vault)")]
     out: list[Problem] = []
     indexed_vault = meta.get("vault")
     if indexed_vault and Path(indexed_vault).resolve() != Path(cfg.vault).resolve():
         out.append(Problem("index", f"{db} indexes {indexed_vault}, not the configured vault {cfg.vault}",
-                           f"{_cli()} reindex --full"))
+                           f"{cli_command()} reindex --full"))
     if chunks == 0:
         out.append(Problem("index", f"{db} holds no chunks (no Markdown notes found in {cfg.vault}?)",
                            "check the vault path and index.include / index.exclude, then run "
-                           f"{_cli()} reindex"))
+                           f"{cli_command()} reindex"))
     if out:
         return out
     last = json.loads(meta.get("last_reindex") or "{}").get("at")
@@ -169,10 +164,10 @@ def model_problems(meta: dict, passed: list[str]) -> list[Problem]:
     model_path = meta.get("model_path")
     if not emb.get("available"):
         return [Problem("model", f"the index has no vectors ({emb.get('reason') or 'never embedded'}); "
-                        "hooks search with BM25 and names only", f"{_cli()} reindex", "warning")]
+                        "hooks search with BM25 and names only", f"{cli_command()} reindex", "warning")]
     if not model_path or not Path(model_path).is_dir():
         return [Problem("model", f"embedding model folder {model_path} is gone; queries run without vectors",
-                        f"{_cli()} reindex  (re-resolves the model)", "warning")]
+                        f"{cli_command()} reindex  (re-resolves the model)", "warning")]
     passed.append(f"model: {emb.get('model')} at {model_path}")
     return []
 
@@ -183,12 +178,12 @@ def freshness_problems(cfg, passed: list[str]) -> list[Problem]:
     try:
         info = status(cfg)
     except Exception as exc:
-        return [Problem("index", f"cannot compare the index with the vault: {exc}", f"{_cli()} reindex", "warning")]
+        return [Problem("index", f"cannot compare the index with the vault: {exc}", f"{cli_command()} reindex", "warning")]
     changed = info["changed_since_reindex"]
     if changed:
         sample = ", ".join(info["changed_paths"][:3])
         return [Problem("index", f"{changed} note(s) changed since the last reindex (e.g. {sample}); hooks cite "
-                        "what was indexed", f"{_cli()} reindex", "warning")]
+                        "what was indexed", f"{cli_command()} reindex", "warning")]
     passed.append("index: fresh (no note changed since the last reindex)")
     return []
 
@@ -246,7 +241,7 @@ def damaged_index_log_problems(facts: dict) -> list[Problem]:
         if at < (int(since) if "." not in stamp else since):
             return []
         return [Problem("index", f"the hooks failed on a damaged index {facts['index']} at {stamp} ({message})",
-                        f"{_cli()} reindex --full  (rebuilds it from the vault)")]
+                        f"{cli_command()} reindex --full  (rebuilds it from the vault)")]
     return []
 
 
@@ -377,7 +372,7 @@ _LOCKED_LOG_FIX = ("nothing to rebuild: another process held the index's write l
 def _log_fix(message: str) -> str:
     failure = index_failure(message)
     if failure == "corrupt":
-        return f"{_cli()} reindex --full  (the index is damaged; this rebuilds it from the vault)"
+        return f"{cli_command()} reindex --full  (the index is damaged; this rebuilds it from the vault)"
     if failure == "locked":
         return _LOCKED_LOG_FIX
     if "ConfigError" in message or "no vault" in message:
@@ -385,7 +380,7 @@ def _log_fix(message: str) -> str:
     if "deadline" in message:
         return "raise hooks.timeout_ms in the config, or check the machine's load"
     if "Index" in message or "index" in message:
-        return f"{_cli()} reindex"
+        return f"{cli_command()} reindex"
     return "if it repeats after the fixes above, report it with this line"
 
 

@@ -16,7 +16,8 @@ MAX_MESSAGE_CHARS = 1000  # a notice, not a report: the details are in `vaultrag
 
 def session_message(payload: dict) -> str | None:
     """The hook's stdout line for a SessionStart payload, or None when there is nothing to say."""
-    from .doctor import _cli, quick_problems
+    from .doctor import quick_problems
+    from .errors import cli_command
 
     if payload.get("source", "startup") not in TOLD_ON:
         return None
@@ -25,5 +26,5 @@ def session_message(payload: dict) -> str | None:
         return None
     text = ("vaultrag: the hooks are installed but will not inject notes: "
             + "; ".join(f"{p.problem} (fix: {p.fix})" for p in problems)
-            + f". Details: {_cli()} doctor")
+            + f". Details: {cli_command()} doctor")
     return json.dumps({"systemMessage": text[:MAX_MESSAGE_CHARS]}, ensure_ascii=False)
