@@ -297,14 +297,19 @@ def _find(text: str) -> list[tuple[int, int, str]]:
     return _with_repeats(text, chosen)
 
 
+def _checked(text: str, order: int, rule, m: re.Match, candidates: list) -> None:
+    """Add the candidate the rule's check makes of match `m` (one span; not in a template)."""
+    span = rule.check(m)
+    if span and span[1] > span[0] and not in_template(text, span[0]):
+        candidates.append((span[0], -span[1], order, span[2] if len(span) > 2 else rule.name))
+
+
 def _match_in_runs(text: str, long_runs: list, candidates: list) -> None:
     for order in _IN_RUNS:
         rule = _RULES[order]
         for a, b in long_runs:  # endpos one past the run: a lookahead may need the closing quote
             for m in rule.run_matches(text, a, b + 1):
-                span = rule.check(m)
-                if span and span[1] > span[0] and not in_template(text, span[0]):
-                    candidates.append((span[0], -span[1], order, span[2] if len(span) > 2 else rule.name))
+                _checked(text, order, rule, m, candidates)
 
 
 def _mask_lines(text: str, mask: bytes, needle: bytes) -> list:
@@ -339,11 +344,8 @@ def _match_digit_masks(text: str, low: str, mask: bytes, candidates: list) -> No
             lines.update(found[needle])
         for a, b in sorted(lines):
             for m in rule.run_matches(text, a, b):
-                if rule.word_start and m.start() and _is_word(text[m.start() - 1]):
-                    continue
-                span = rule.check(m)
-                if span and span[1] > span[0] and not in_template(text, span[0]):
-                    candidates.append((span[0], -span[1], order, span[2] if len(span) > 2 else rule.name))
+                if not (rule.word_start and m.start() and _is_word(text[m.start() - 1])):
+                    _checked(text, order, rule, m, candidates)
 
 
 _REGEXES: list = [None] * len(_RULES)  # by rule order, compiled on first use (import stays light)

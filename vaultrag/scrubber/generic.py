@@ -15,7 +15,7 @@ import re
 from typing import Optional
 
 from .judge import (entropy, wordiness, is_placeholder, key_kind, looks_random, looks_secret_value,
-                    numeric_password)
+                    stands_in_for_password)
 from .rules import (PRIORITY_ARMOUR, PRIORITY_GENERIC, add, basic, jwt, literal, pem, random, target,
                     wrapped_jwt, wrapped_pem)
 
@@ -86,7 +86,7 @@ def judge_value(text: str, kind: str, a: int, b: int, quoted: bool, sep: str) ->
         while value and value[-1] in _CLOSERS and value.count(value[-1]) > value.count(_CLOSERS[value[-1]]):
             value = value[:-1]
         b = a + len(value)
-    if not value or (is_placeholder(value) and not (kind == "password" and numeric_password(value))):
+    if not value or (stands_in_for_password(value) if kind == "password" else is_placeholder(value)):
         return None  # a placeholder; but `password: 123456` is a (weak) password, not a stand-in
     if not quoted and (_PATH_RE.match(value) or (_CODE_REF_RE.fullmatch(value) and not _random_part(value))):
         return None  # password = os.environ["X"], token: process.env.TOKEN, pwd=/home/me
@@ -171,8 +171,7 @@ def _flag_value(m: re.Match) -> Optional[tuple]:
     """`--password X`, `--token=X`, `sshpass -p X`, `mysql -pX`, `curl -u user:X`."""
     a, b = target(m)
     value = m.string[a:b]
-    if value.startswith("-") or len(value) < MIN_PASSWORD_LEN or (
-            is_placeholder(value) and not numeric_password(value)):
+    if value.startswith("-") or len(value) < MIN_PASSWORD_LEN or stands_in_for_password(value):
         return None  # the next flag, `-p` alone (prompt), or a template
     if "s2" in m.re.groupindex and m.start("s2") == a and _prose_follows(m.string, value, b):
         return None  # help text: `--password   Prompt for the password`

@@ -84,6 +84,12 @@ def numeric_password(value: str) -> bool:
             and len(set(value)) > 1)
 
 
+def stands_in_for_password(value: str) -> bool:
+    """A placeholder where a password goes (`is_placeholder`), a digit run aside: `password:
+    123456` is a weak password, not a stand-in (`numeric_password`)."""
+    return is_placeholder(value) and not numeric_password(value)
+
+
 def is_placeholder(value: str) -> bool:
     """A filler, or a bare name where a value would go: `none`, `string`, `DB_PASSWORD`, `TEXT`."""
     return (is_filler(value) or value.lower() in _PLACEHOLDER_VALUES or is_sequence(value)

@@ -20,7 +20,8 @@ from __future__ import annotations
 import re
 from typing import Optional
 
-from .judge import MIN_NUMERIC_PASSWORD, _CAMEL_WORDS_RE, is_placeholder, key_kind, numeric_password
+from .judge import (MIN_NUMERIC_PASSWORD, _CAMEL_WORDS_RE, is_placeholder, key_kind, numeric_password,
+                    stands_in_for_password)
 from .rules import PRIORITY_GENERIC, add
 
 MIN_PROSE_PASSWORD = 6   # chars; "is 8+" or "is abc1" in prose is a rule, not a password
@@ -83,8 +84,10 @@ def _typed_in_prose(value: str) -> bool:
     return numeric_password(value) or (len(value) >= MIN_PROSE_PASSWORD and _typed_password(value))
 
 
-def _a_quantity(text: str, b: int) -> bool:
-    """The number at text[..b] is followed by a unit: "is 12345678 characters", "ist 2024 Tage"."""
+def _a_quantity(value: str, text: str, b: int) -> bool:
+    """`value` (ending at text[b]) is a number followed by a unit: "is 12345678 characters", "ist 2024 Tage"."""
+    if not value.isdigit():
+        return False
     m = _NEXT_WORD_RE.match(text, b)
     return bool(m) and m.group(1).lower() in _UNITS
 
@@ -114,7 +117,7 @@ def _prose(m: re.Match) -> Optional[tuple]:
     if any(w.lower() in _ABOUT_WORDS for w in gap_words[:2]):
         return None  # "the password policy is ...", "password reset is ..."
     value = text[a:b]
-    if not _typed_in_prose(value) or (value.isdigit() and _a_quantity(text, b)):
+    if not _typed_in_prose(value) or _a_quantity(value, text, b):
         return None
     return a, b, "password-prose"
 
@@ -126,13 +129,13 @@ def _label(m: re.Match) -> Optional[tuple]:
     if not quoted:
         a, b = _without_sentence_end(text, a, b)
     value = text[a:b]
-    if len(value) < 4 or (is_placeholder(value) and not numeric_password(value)) or _a_variable_name(value) or value.startswith(_NOT_VALUES):
+    if len(value) < 4 or stands_in_for_password(value) or _a_variable_name(value) or value.startswith(_NOT_VALUES):
         return None  # `hasło: password`, a variable's name, a path, or a marker of an earlier pass
     if not quoted and not any(c.isdigit() or not c.isalnum() for c in value) and text[b:b + 1] == " " \
             and text[b + 1:b + 2].isalpha():
         return None  # an ASCII word followed by more words: prose ("Kennwort: siehe Tresor")
     if any(g in m.re.groupindex and m.group(g) is not None for g in ("cop", "cop2")) \
-            and (not _typed_in_prose(value) or (value.isdigit() and _a_quantity(text, b))
+            and (not _typed_in_prose(value) or _a_quantity(value, text, b)
                  or ("qual" in m.re.groupindex and m.group("qual") is not None
                      and any(w.lower() in _ABOUT_WORDS for w in m.group("qual").split()))):
         return None  # "das Passwort ist geheim", "mot de passe - voir le coffre", "password policy is X"
