@@ -71,8 +71,8 @@ def priority_order(view: View, c: Classes, scores: list[float], prior: list[int]
             return (cls[u], -round(scores[u], 6), u)
         if cls[u] >= C_RELEVANT:
             return (cls[u], -scores[u] / (1.0 + SHAPE_DECAY * rank[u]), shapes[u], u)
-        if u in depth:  # where an edge sits matters more than its shape
-            return (cls[u], False, depth[u], 0, False, 0, 0.0, u)
+        if u in depth:  # where an edge sits matters more than its shape (every edge is in depth)
+            return (cls[u], depth[u], u)
         size = c.section[u] if kind[u] in rules.BY_SECTION else 0
         return (cls[u], cls[u] == C_CONTEXT and u in c.later, rank[u], -prior[u], scores[u] <= 0, -size,
                 -scores[u], u)

@@ -207,13 +207,14 @@ def _cut_note(error: str, command: str) -> str:
     if m is None:
         return ""
     first_line = error.split("\n", 1)[0]
+    cut = int(m.group(1))  # characters the client left out
     shown = len(error) - len(first_line) - len(m.group(0))
-    total = int(m.group(1)) + shown
+    total = cut + shown
     # `( cmd )` with spaces: `((` would start arithmetic; a `#` comment would swallow the `)`.
     one_line = (command and "\n" not in command and "#" not in command
                 and len(command) <= RERUN_COMMAND_MAX_CHARS)
     grep = f"grep -n -i -E '{RERUN_ERROR_PATTERN}'"
-    if int(m.group(1)) + len(error) - len(m.group(0)) >= CLIENT_BASH_CAP_CHARS:
+    if cut + len(error) - len(m.group(0)) >= CLIENT_BASH_CAP_CHARS:
         lost = (f"Claude Code kept only the first {CLIENT_BASH_CAP_CHARS:,} characters of this failed command's "
                 f"output and showed {shown:,} of them (its head and tail); the rest, where test runners and "
                 f"builds print their summary and failures, reached no hook and was not saved")
@@ -223,7 +224,7 @@ def _cut_note(error: str, command: str) -> str:
                                   f"`{grep} | head -n 50` of that file")
     else:
         lost = (f"Claude Code showed {shown:,} of this failed command's {total:,} characters of output (its head "
-                f"and tail); the {int(m.group(1)):,} in the middle reached no hook")
+                f"and tail); the {cut:,} in the middle reached no hook")
         what = "its error lines"
         rerun = (f"`( {command} ) 2>&1 | {grep} | head -n 50`" if one_line
                  else f"the command with its output piped to `{grep} | head -n 50`")
