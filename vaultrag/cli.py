@@ -154,6 +154,7 @@ def render_report(r) -> str:
 
 def cmd_status(args) -> int:
     from .api import status
+    from .status import SKIPPED_LISTED
 
     info = status(_config(args))
     if args.json:
@@ -171,7 +172,7 @@ def cmd_status(args) -> int:
     cov = info["coverage"]
     skips = len((cov.get("scopes") or {}).get("vault", {}).get("skipped") or [])
     print(f"coverage: {cov['files_indexed']} indexed of {cov['markdown_files_in_vault']} Markdown files in the vault"
-          + (f"; {skips}{'+' if skips >= 50 else ''} skipped (below)" if skips else ""))
+          + (f"; {skips}{'+' if skips >= SKIPPED_LISTED else ''} skipped (below)" if skips else ""))
     for name, sc in (cov.get("scopes") or {}).items():
         print(f"  scope {esc(name)}: {sc['indexed']} indexed of {sc['present']} {sc['unit']} present"
               + (f"; skipped: " + "; ".join(f"{esc(s['path'])}: {esc(s['reason'])}" for s in sc["skipped"][:5])

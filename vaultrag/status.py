@@ -9,6 +9,8 @@ from .indexer import changed_paths, scan
 from .leftovers import rebuild_leftovers
 from .store import is_postgres, open_store, store_location
 
+SKIPPED_LISTED = 50  # skipped files a scope's coverage lists (the first ones; the count says when capped)
+
 
 def status(cfg: Config) -> dict:
     """Database path and size, counts, last reindex, embedding state, and drift from the vault."""
@@ -54,11 +56,11 @@ def scope_coverage(cfg: Config, store, indexed: dict, found: dict | None, skippe
 
     files = [p for p in indexed if not is_session_path(p)]
     out = {"vault": {"unit": "Markdown files", "indexed": len(files), "present": len(found) if found is not None else None,
-                     "skipped": [{"path": p, "reason": r} for p, r in skipped[:50]]}}
+                     "skipped": [{"path": p, "reason": r} for p, r in skipped[:SKIPPED_LISTED]]}}
     for name, globs in cfg.scopes:
         out[name] = {"unit": "Markdown files", "indexed": sum(_matches(p, globs) for p in files),
                      "present": sum(_matches(p, globs) for p in found) if found is not None else None,
-                     "skipped": [{"path": p, "reason": r} for p, r in skipped if _matches(p, globs)][:50]}
+                     "skipped": [{"path": p, "reason": r} for p, r in skipped if _matches(p, globs)][:SKIPPED_LISTED]}
     segs = indexed_segments(store)
     root = sessions_root(cfg, store)
     if root is not None or segs:
@@ -68,7 +70,8 @@ def scope_coverage(cfg: Config, store, indexed: dict, found: dict | None, skippe
         report = last.get("sessions") or {}
         out["sessions"] = {"unit": "transcript files", "folder": str(root) if root else None,
                            "indexed": len(segs), "present": len(present) if present is not None else None,
-                           "skipped": [{"path": p, "reason": r} for p, r in why[:50]] + list(report.get("skipped", []))[:50],
+                           "skipped": [{"path": p, "reason": r} for p, r in why[:SKIPPED_LISTED]]
+                           + list(report.get("skipped", []))[:SKIPPED_LISTED],
                            "left_out": report.get("left_out", {}),
                            "not_indexed_yet": sorted(set(present) - set(segs))[:20] if present is not None else []}
     return out
