@@ -9,10 +9,16 @@ article's paragraphs together), the first half is the vault; questions about the
 answerable (share abstained), questions about the second half only are off-topic in the same
 language and script (share answered: the gate's false positives). Reads ../shared/eval at run
 time; prints a Markdown table.
+
+`--scale 1.0,1.2,1.4` measures the gate's trade-off curve: the lexical route's coverage thresholds
+(pipeline.GATE_MIN_TERM_COVERAGE, GATE_SURE_COVERAGE, GATE_RARE_COVERAGE) multiplied by each factor
+(capped at 1), on one index per set. It answers "is a lower off-topic figure a better gate or only a
+stricter one": compare gates at equal abstention, not at their own operating points.
 """
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 import tempfile
@@ -27,7 +33,7 @@ import eval as ev  # noqa: E402  (benchmarks/eval.py: its BEIR loading and libra
 SETS = "xquad-en,xquad-de,xquad-es,xquad-ru,xquad-zh,xquad-ar,xquad-th"
 
 
-def run(name: str, max_q: int, work: Path) -> dict:
+def run(name: str, max_q: int, work: Path, scales: list[float]) -> list[dict]:
     corpus, queries, qrels = ev.load_beir(name)
     half = len(corpus) // 2
     inside = {str(d["_id"]) for d in corpus[:half]}
@@ -39,16 +45,41 @@ def run(name: str, max_q: int, work: Path) -> dict:
     channels, graph = ev.ABLATIONS[ev.DEFAULT]
     answerable = ev.subsample([q for q, rel in qrels.items() if q in queries and set(rel) <= inside], max_q)
     offtopic = ev.subsample([q for q, rel in qrels.items() if q in queries and not set(rel) & inside], max_q)
-    abstained = sum(ev.ranked_paths(queries[q], cfg, store, channels, graph)[1] == "no_evidence" for q in answerable)
-    answered = sum(ev.ranked_paths(queries[q], cfg, store, channels, graph)[1] != "no_evidence" for q in offtopic)
-    return {"set": name, "answerable": len(answerable), "abstained": round(abstained / max(1, len(answerable)), 4),
-            "offtopic": len(offtopic), "answered": round(answered / max(1, len(offtopic)), 4)}
+    rows = []
+    for scale in scales:
+        with coverage_scaled(scale):
+            abstained = sum(ev.ranked_paths(queries[q], cfg, store, channels, graph)[1] == "no_evidence"
+                            for q in answerable)
+            answered = sum(ev.ranked_paths(queries[q], cfg, store, channels, graph)[1] != "no_evidence"
+                           for q in offtopic)
+        rows.append({"set": name, "scale": scale, "answerable": len(answerable),
+                     "abstained": round(abstained / max(1, len(answerable)), 4),
+                     "offtopic": len(offtopic), "answered": round(answered / max(1, len(offtopic)), 4)})
+    return rows
+
+
+COVERAGE = ("GATE_MIN_TERM_COVERAGE", "GATE_SURE_COVERAGE", "GATE_RARE_COVERAGE")
+
+
+@contextlib.contextmanager
+def coverage_scaled(scale: float):
+    """The gate's coverage thresholds times `scale` (capped at 1) while inside; 1.0 changes nothing."""
+    from vaultrag.retrieve import pipeline
+    saved = {n: getattr(pipeline, n) for n in COVERAGE if hasattr(pipeline, n)}  # an older tree has fewer
+    try:
+        for n, v in saved.items():
+            setattr(pipeline, n, min(1.0, v * scale))
+        yield
+    finally:
+        for n, v in saved.items():
+            setattr(pipeline, n, v)
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--sets", default=SETS)
     ap.add_argument("--max-queries", type=int, default=0, help="cap per side (fixed-seed subsample); 0 = all")
+    ap.add_argument("--scale", default="1.0", help="comma-separated factors for the gate's coverage thresholds")
     a = ap.parse_args()
     if not ev.EVAL.is_dir():
         print(f"eval data not found at {ev.EVAL}; nothing to do", file=sys.stderr)
@@ -57,12 +88,13 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="vaultrag-langgate-") as tmp:
         for name in [s for s in a.sets.split(",") if s]:
             if (ev.EVAL / "beir" / name).is_dir():
-                rows.append(run(name, a.max_queries, Path(tmp)))
+                rows += run(name, a.max_queries, Path(tmp), [float(x) for x in a.scale.split(",")])
                 print(rows[-1], file=sys.stderr, flush=True)
-    print("| set (vault: first half) | answerable | abstained | off-topic, same language | answered |")
-    print("|---|---|---|---|---|")
+    print("| set (vault: first half) | coverage x | answerable | abstained | off-topic, same language | answered |")
+    print("|---|---|---|---|---|---|")
     for r in rows:
-        print(f"| {r['set']} | {r['answerable']} | {r['abstained']:.3f} | {r['offtopic']} | {r['answered']:.3f} |")
+        print(f"| {r['set']} | {r['scale']:.2f} | {r['answerable']} | {r['abstained']:.3f} | {r['offtopic']} "
+              f"| {r['answered']:.3f} |")
     return 0
 
 
