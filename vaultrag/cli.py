@@ -11,7 +11,7 @@ from . import _when_logging
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import argparse
-from .errors import VaultragError
+from .errors import LOCATION_OPTIONS, VaultragError, name_location
 
 EXIT_INTERRUPTED = 130
 
@@ -24,12 +24,16 @@ def esc(text: str) -> str:
     return escape_controls(str(text))
 
 
-def _common(p: argparse.ArgumentParser) -> None:
+def _location(p: argparse.ArgumentParser) -> None:
     p.add_argument("--vault", help="vault folder (default: `vault:` from the config file)")
     p.add_argument("--config", help="config file (default: $VAULTRAG_CONFIG or ~/.config/vaultrag/config.yaml)")
     p.add_argument("--db", help="index database (default: one file per vault under ~/.local/share/vaultrag/)")
     p.add_argument("--store", help="where the index lives: a SQLite file path or postgresql://user:pass@host:port/db "
                                    "(default: $VAULTRAG_STORE, `store:`, else --db)")
+
+
+def _common(p: argparse.ArgumentParser) -> None:
+    _location(p)
     p.add_argument("--collection", help="PostgreSQL: the collection (default: the vault folder's name); "
                                         "search: a,b reads several")
     p.add_argument("--json", action="store_true", help="print JSON instead of text")
@@ -66,7 +70,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--explain", action="store_true", help="show each channel's rank and score per hit")
     p.add_argument("--context", action="store_true", help="print the Markdown context block a hook injects")
     p.add_argument("--scope", help="vault | sessions | all (default) | a `scopes:` rule's name; several comma-separated")
-    p = sub.add_parser("doctor", help="check what the Claude Code hooks need; one line per problem and its fix")
+    p = sub.add_parser("doctor", help="check what the Claude Code hooks need; one line per problem and its fix",
+                       description="Check what the Claude Code hooks need. The location options name another "
+                                   "index to check than the configured one, which the hooks read.")
+    _location(p)
     p.add_argument("--json", action="store_true", help="print JSON instead of text")
     p.add_argument("--plugin-dir", help="also check the plugin at DIR (as run by `claude --plugin-dir DIR`)")
     p.add_argument("-v", "--verbose", action="store_true", help=argparse.SUPPRESS)
@@ -195,7 +202,8 @@ def cmd_search(args) -> int:
 def cmd_doctor(args) -> int:
     from .doctor import diagnose, render
 
-    report = diagnose(plugin_dir=Path(args.plugin_dir).resolve() if args.plugin_dir else None)
+    location = {name: getattr(args, name) for name in ("vault", "config", "db", "store")}
+    report = diagnose(plugin_dir=Path(args.plugin_dir).resolve() if args.plugin_dir else None, location=location)
     print(json.dumps(report.to_dict(), indent=2) if args.json else render(report))
     return 0 if report.ok else 1
 
@@ -210,6 +218,7 @@ def main(argv: list[str] | None = None) -> int:
                                                       format="%(levelname)s %(name)s: %(message)s"))
     handler = getattr(args, "func", None) or {"reindex": cmd_reindex, "status": cmd_status, "search": cmd_search,
                                                "doctor": cmd_doctor}[args.command]
+    name_location(**{name: getattr(args, name, None) for name in LOCATION_OPTIONS})  # fixes repeat them
     try:
         return handler(args)
     except VaultragError as exc:
@@ -220,6 +229,8 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_INTERRUPTED
     except BrokenPipeError:
         return 0
+    finally:
+        name_location()  # a caller's next command (tests, a script calling main) starts from none
 
 
 if __name__ == "__main__":

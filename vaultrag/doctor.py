@@ -19,7 +19,7 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from .errors import IndexLocked, VaultragError, cli_command, index_failure
+from .errors import IndexLocked, VaultragError, fix_command, index_failure
 
 # A hook log line newer than this is worth showing (older ones were fixed or forgotten).
 RECENT_LOG_S = 24 * 3600
@@ -85,21 +85,24 @@ def _repo_root() -> Path:
 
 
 # -- config, vault, index: what every hook process needs -----------------------------------------
-def config_problems(passed: list[str], facts: dict):
-    """(Config or None, problems)."""
+def config_problems(passed: list[str], facts: dict, location: dict | None = None):
+    """(Config or None, problems). `location`: the --vault, --config, --db, --store given (None: not given)."""
     from .config import config_file_path, load_config
 
-    path, _explicit = config_file_path()
+    location = dict(location or {})
+    config = location.pop("config", None)
+    path, _explicit = config_file_path(config)
     facts["config_file"] = str(path)
     try:
-        cfg = load_config()
+        cfg = load_config(config, **location)
     except VaultragError as exc:
         return None, [Problem("config", str(exc), f"edit {path} (keys: vaultrag/config.example.yaml)")]
     if cfg.vault is None:
         where = f"{path} has no `vault:` key" if path.is_file() else f"no config file at {path}"
         return cfg, [Problem("config", f"no vault configured ({where})",
                              f"{_repo_root() / 'install.sh'} --vault PATH --claude")]
-    passed.append(f"config: {path if path.is_file() else 'environment'}: vault {cfg.vault}")
+    where = str(path) if path.is_file() else "environment"
+    passed.append(f"config: {where}{' and arguments' if 'arguments' in cfg.source else ''}: vault {cfg.vault}")
     facts["vault"] = str(cfg.vault)
     if not cfg.vault.is_dir():
         return cfg, [Problem("vault", f"vault folder {cfg.vault} does not exist",
@@ -107,14 +110,27 @@ def config_problems(passed: list[str], facts: dict):
     return cfg, []
 
 
+def index_path(cfg) -> Path:
+    """The SQLite index the hooks open (store/open.py's precedence): `store` when it is a path, else
+    `db`, else the vault's default file. (Not imported from there: the SessionStart hook imports no store.)"""
+    if cfg.store and "://" not in str(cfg.store):
+        return Path(os.path.expanduser(str(cfg.store)))
+    return cfg.db_path()
+
+
 def _index_file_problems(cfg, facts: dict) -> list[Problem]:
+    if cfg.store and "://" in str(cfg.store):
+        from .errors import redact_url
+
+        return [Problem("index", f"the index is a PostgreSQL store ({redact_url(str(cfg.store))}); doctor checks "
+                        "SQLite indexes only; status reads it", fix_command("status"), "warning")]
     try:
-        db = cfg.db_path()
+        db = index_path(cfg)
     except VaultragError as exc:
-        return [Problem("index", str(exc), f"{cli_command()} reindex")]
+        return [Problem("index", str(exc), fix_command("reindex"))]
     facts["index"] = str(db)
     if not db.is_file() or db.stat().st_size == 0:
-        return [Problem("index", f"no index at {db}", f"{cli_command()} reindex  (builds it from {cfg.vault})")]
+        return [Problem("index", f"no index at {db}", f"{fix_command('reindex')}  (builds it from {cfg.vault})")]
     return []
 
 
@@ -123,7 +139,7 @@ def index_problems(cfg, passed: list[str], facts: dict, *, freshness: bool = Tru
     found = _index_file_problems(cfg, facts)
     if found:
         return found
-    db = cfg.db_path()
+    db = index_path(cfg)
     from .store import Store
 
     try:
@@ -132,21 +148,21 @@ def index_problems(cfg, passed: list[str], facts: dict, *, freshness: bool = Tru
             chunks = store.chunk_count()
             damage = store.check()  # every page (~0.1 s at 38k chunks)
     except IndexLocked as exc:
-        return [Problem("index", str(exc), _LOCKED_FIX.format(db=db))]
+        return [Problem("index", str(exc), _LOCKED_FIX.format(db=db, doctor=fix_command("doctor")))]
     except Exception as exc:  # corrupt, or an old schema
-        return [Problem("index", f"cannot read {db}: {exc}", f"{cli_command()} reindex --full  (rebuilds it)")]
+        return [Problem("index", f"cannot read {db}: {exc}", f"{fix_command('reindex --full')}  (rebuilds it)")]
     if damage:
         return [Problem("index", f"{db} is damaged: {damage}; hooks fail on the notes stored there",
-                        f"{cli_command()} reindex --full  (rebuilds it from the vault)")]
+                        f"{fix_command('reindex --full')}  (rebuilds it from the vault)")]
     out: list[Problem] = []
     indexed_vault = meta.get("vault")
     if indexed_vault and Path(indexed_vault).resolve() != Path(cfg.vault).resolve():
         out.append(Problem("index", f"{db} indexes {indexed_vault}, not the configured vault {cfg.vault}",
-                           f"{cli_command()} reindex --full"))
+                           fix_command("reindex --full")))
     if chunks == 0:
         out.append(Problem("index", f"{db} holds no chunks (no Markdown notes found in {cfg.vault}?)",
                            "check the vault path and index.include / index.exclude, then run "
-                           f"{cli_command()} reindex"))
+                           + fix_command("reindex")))
     if out:
         return out
     last = json.loads(meta.get("last_reindex") or "{}").get("at")
@@ -164,10 +180,10 @@ def model_problems(meta: dict, passed: list[str]) -> list[Problem]:
     model_path = meta.get("model_path")
     if not emb.get("available"):
         return [Problem("model", f"the index has no vectors ({emb.get('reason') or 'never embedded'}); "
-                        "hooks search with BM25 and names only", f"{cli_command()} reindex", "warning")]
+                        "hooks search with BM25 and names only", fix_command("reindex"), "warning")]
     if not model_path or not Path(model_path).is_dir():
         return [Problem("model", f"embedding model folder {model_path} is gone; queries run without vectors",
-                        f"{cli_command()} reindex  (re-resolves the model)", "warning")]
+                        f"{fix_command('reindex')}  (re-resolves the model)", "warning")]
     passed.append(f"model: {emb.get('model')} at {model_path}")
     return []
 
@@ -178,12 +194,12 @@ def freshness_problems(cfg, passed: list[str]) -> list[Problem]:
     try:
         info = status(cfg)
     except Exception as exc:
-        return [Problem("index", f"cannot compare the index with the vault: {exc}", f"{cli_command()} reindex", "warning")]
+        return [Problem("index", f"cannot compare the index with the vault: {exc}", fix_command("reindex"), "warning")]
     changed = info["changed_since_reindex"]
     if changed:
         sample = ", ".join(info["changed_paths"][:3])
         return [Problem("index", f"{changed} note(s) changed since the last reindex (e.g. {sample}); hooks cite "
-                        "what was indexed", f"{cli_command()} reindex", "warning")]
+                        "what was indexed", fix_command("reindex"), "warning")]
     passed.append("index: fresh (no note changed since the last reindex)")
     return []
 
@@ -241,7 +257,7 @@ def damaged_index_log_problems(facts: dict) -> list[Problem]:
         if at < (int(since) if "." not in stamp else since):
             return []
         return [Problem("index", f"the hooks failed on a damaged index {facts['index']} at {stamp} ({message})",
-                        f"{cli_command()} reindex --full  (rebuilds it from the vault)")]
+                        f"{fix_command('reindex --full')}  (rebuilds it from the vault)")]
     return []
 
 
@@ -364,7 +380,7 @@ def registration_problems(passed: list[str], facts: dict, project_dir: Path | No
 # -- the hook log ---------------------------------------------------------------------------------
 # Another process holds the index's write lock: nothing is wrong with the index, nothing to rebuild.
 _LOCKED_FIX = ("let the process writing to {db} finish, or close it (`lsof {db}` names it: a reindex, a "
-               "sqlite3 shell, a database browser); then run vaultrag doctor again")
+               "sqlite3 shell, a database browser); then run {doctor} again")
 _LOCKED_LOG_FIX = ("nothing to rebuild: another process held the index's write lock (a reindex, a sqlite3 shell, "
                    "a database browser); if it repeats, find it with `lsof` on the index file and close it")
 
@@ -372,7 +388,7 @@ _LOCKED_LOG_FIX = ("nothing to rebuild: another process held the index's write l
 def _log_fix(message: str) -> str:
     failure = index_failure(message)
     if failure == "corrupt":
-        return f"{cli_command()} reindex --full  (the index is damaged; this rebuilds it from the vault)"
+        return f"{fix_command('reindex --full')}  (the index is damaged; this rebuilds it from the vault)"
     if failure == "locked":
         return _LOCKED_LOG_FIX
     if "ConfigError" in message or "no vault" in message:
@@ -380,7 +396,7 @@ def _log_fix(message: str) -> str:
     if "deadline" in message:
         return "raise hooks.timeout_ms in the config, or check the machine's load"
     if "Index" in message or "index" in message:
-        return f"{cli_command()} reindex"
+        return fix_command("reindex")
     return "if it repeats after the fixes above, report it with this line"
 
 
@@ -411,12 +427,14 @@ def log_problems(passed: list[str], now: float | None = None, since: float = 0.0
             for stamp, message in recent[-MAX_LOG_PROBLEMS:]]
 
 
-def diagnose(project_dir: Path | None = None, plugin_dir: Path | None = None) -> Report:
-    """Run every check. Never raises for a problem it can name."""
+def diagnose(project_dir: Path | None = None, plugin_dir: Path | None = None, location: dict | None = None) -> Report:
+    """Run every check. Never raises for a problem it can name. `location`: the index to check, as
+    `vaultrag doctor --vault/--config/--db/--store` name it (None values and no `location`: the
+    configured one, which the hooks read)."""
     passed: list[str] = []
     facts: dict = {"python": sys.executable}
     problems = registration_problems(passed, facts, project_dir, plugin_dir)
-    cfg, found = config_problems(passed, facts)
+    cfg, found = config_problems(passed, facts, location)
     problems += found
     if cfg is not None and cfg.vault is not None and not found:
         problems += index_problems(cfg, passed, facts)

@@ -48,17 +48,79 @@ def cli_command() -> str:
     Messages used to say `python -m vaultrag...`, which runs whatever `python` the user's shell
     finds first (a pyenv shim, the system's), often one without vaultrag."""
     import os
+    import shlex
     import sys
 
     exe = os.path.join(os.path.dirname(sys.executable), "vaultrag")
     if sys.executable and os.path.isfile(exe) and os.access(exe, os.X_OK):
-        return exe
-    return f"{sys.executable or 'python3'} -m vaultrag"
+        return shlex.quote(exe)
+    return f"{shlex.quote(sys.executable) if sys.executable else 'python3'} -m vaultrag"
+
+
+# The options that name an index, in the order `vaultrag --help` lists them.
+LOCATION_OPTIONS = ("vault", "config", "db", "store", "collection")
+_PATH_OPTIONS = ("vault", "config", "db", "store")  # made absolute (a `store` URL is kept as it is)
+# The location options this process's command line gave (("--db", "/abs/x.db"), ...), set by the face
+# that parsed it (cli.main, `vaultrag serve` / `mcp`); a library caller's and a hook's stay empty.
+_given: tuple[tuple[str, str], ...] = ()
+
+
+def name_location(**options) -> None:
+    """Record the location options (LOCATION_OPTIONS) this process was given on its command line,
+    None or absent for one not given: every fix command then repeats them. A fix used to say
+    `vaultrag reindex --full` after `vaultrag search --db /tmp/x.db` failed on /tmp/x.db, and running
+    it rebuilt the configured vault's default index instead. Locations from the environment
+    ($VAULTRAG_STORE, $VAULTRAG_CONFIG) or the config file need no flag: the fix runs where they hold."""
+    import os
+
+    global _given
+    given = []
+    for name in LOCATION_OPTIONS:
+        value = options.get(name)
+        if value is None or str(value) == "":
+            continue
+        value = str(value)
+        if name in _PATH_OPTIONS and "://" not in value:
+            value = os.path.abspath(os.path.expanduser(value))
+        given.append((f"--{name}", value))
+    _given = tuple(given)
+
+
+def redact_url(url: str) -> str:
+    """A URL without its password (`postgresql://user:***@host/db`): what messages, logs and reports show."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    parts = urlsplit(url)
+    if not parts.password:
+        return url
+    host = parts.hostname or ""
+    netloc = f"{parts.username}:***@{host}" + (f":{parts.port}" if parts.port else "")
+    return urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
+
+
+def _placeholder(token: str) -> bool:
+    """A value a message spells for the user to fill in: PATH, URL, NAME."""
+    return token.isupper() and token.isalpha()
 
 
 def fix_command(args: str) -> str:
-    """`vaultrag ARGS` as `cli_command` spells it: the command a message tells the user to run."""
-    return f"{cli_command()} {args}"
+    """`vaultrag ARGS` as `cli_command` spells it, plus the location options this process was given
+    (`name_location`), quoted for a POSIX shell: the command a message tells the user to run. An
+    option ARGS names itself wins, but for a placeholder (`--vault PATH`), which the given value
+    replaces. A store URL's password is never shown: it reads `***`, and the command says so."""
+    import shlex
+
+    shown = {flag: redact_url(value) if "://" in value else value for flag, value in _given}
+    tokens, used = args.split(), []
+    for i, tok in enumerate(tokens[:-1]):
+        if tok in shown and _placeholder(tokens[i + 1]):
+            tokens[i + 1] = shlex.quote(shown[tok])
+            used.append(tok)
+    extra = [flag for flag in shown if flag not in tokens]
+    command = " ".join([cli_command(), *tokens, *(part for flag in extra for part in (flag, shlex.quote(shown[flag])))])
+    if any(shown[flag] != value for flag, value in _given if flag in used + extra):
+        command += "  (*** stands for the store URL's password, not shown here: put it back, or drop `:***` and set PGPASSWORD)"
+    return command
 
 
 # How SQLite reports an index it cannot use, by the driver's message (what a hook logs): pages that

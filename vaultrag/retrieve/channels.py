@@ -325,7 +325,10 @@ def vec_channel(store: Store, text: str, limit: int) -> tuple[list[tuple[int, fl
         return [], ChannelStatus(ran=False, reason="the index has no vectors (built without an embedding model)"), None
     model_path = meta.model_path
     if not model_path or not Path(model_path).is_dir():
-        return [], ChannelStatus(ran=False, reason=f"embedding model folder {model_path!r} not found; run reindex"), None
+        from ..errors import fix_command
+
+        return [], ChannelStatus(ran=False, reason=f"embedding model folder {model_path!r} not found; "
+                                                   f"run {fix_command('reindex')}"), None
     try:
         enc = encoder_for(model_path)
         vec = enc.encode(text)

@@ -5,7 +5,7 @@ import argparse
 import os
 import sys
 
-from ..errors import DependencyMissing
+from ..errors import DependencyMissing, name_location
 
 INSTALL_HINT = "pip install 'vaultrag[serve]'  (or: .venv/bin/pip install -e '.[serve]')"
 
@@ -46,7 +46,10 @@ def _service(args):
 
     if is_postgres(args.store):  # issue 15: a team index (collection: `collection:` / VAULTRAG_COLLECTION)
         return Service.from_args(args.config, vault=args.vault, store=args.store)
-    return Service.from_args(args.config, vault=args.vault, db=store_to_db(args.store))
+    db = store_to_db(args.store)
+    # The fix commands in its errors (HTTP, MCP, log lines) are reindexes: `--store sqlite:///p` is `--store /p` there.
+    name_location(vault=args.vault, config=args.config, store=db)
+    return Service.from_args(args.config, vault=args.vault, db=db)
 
 
 def _need_serve_extra() -> None:

@@ -7,9 +7,8 @@ hook open one and exit. A connection goes back to the pool only when it is idle 
 from __future__ import annotations
 
 import threading
-from urllib.parse import urlsplit, urlunsplit
-
 from ...errors import DependencyMissing, StoreUnavailable
+from ...errors import redact_url as redact  # noqa: F401 - the password never shows (backend, store)
 from . import schema
 
 POOL_MAX_IDLE = 8  # idle connections kept per URL (8 concurrent searchers in the load test)
@@ -26,16 +25,6 @@ def psycopg():
     except ImportError:
         raise DependencyMissing("a postgresql:// store needs the psycopg driver: pip install 'vaultrag[postgres]'") from None
     return mod
-
-
-def redact(url: str) -> str:
-    """The URL without its password (for reports, logs and errors)."""
-    parts = urlsplit(url)
-    if parts.password is None:
-        return url
-    host = parts.hostname or ""
-    netloc = f"{parts.username}:***@{host}" + (f":{parts.port}" if parts.port else "")
-    return urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
 
 
 def connect(url: str):

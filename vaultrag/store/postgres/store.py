@@ -12,7 +12,7 @@ import math
 from contextlib import contextmanager
 from typing import Iterable, Iterator, Sequence
 
-from ...errors import IndexMissing
+from ...errors import IndexMissing, fix_command
 from ..base import FileRecord, FileWrite, IndexMeta, LinkOut, Store, StoredChunk, Term, meta_from_strings, meta_to_strings
 from . import analyzer, bulk, lexical, schema
 from .connection import connect, ensure_schema, redact, release, _ready
@@ -37,6 +37,13 @@ def vector_literal(row) -> str | None:
     if not any(values):
         return None
     return "[" + ",".join("%.5g" % x for x in values) + "]"
+
+
+def _reindex_collection(name: str) -> str:
+    """The arguments of the reindex that builds collection `name` (fix_command adds the --store given)."""
+    import shlex
+
+    return f"reindex --collection {shlex.quote(name)}"
 
 
 class PgStore(Store):
@@ -64,12 +71,12 @@ class PgStore(Store):
             version = ensure_schema(location, self.conn, create=not readonly) if location not in _ready \
                 else schema.SCHEMA_VERSION
             if version == 0:
-                raise IndexMissing(f"no vaultrag index in {redact(location)}; build one with: vaultrag reindex "
-                                   f"--store URL --collection {self.names[0]}")
+                raise IndexMissing(f"no vaultrag index in {redact(location)}; build one with: "
+                                   f"{fix_command(_reindex_collection(self.names[0]))}")
             if version < schema.SCHEMA_VERSION:  # readers do not migrate (their role may not write)
                 raise IndexMissing(f"the vaultrag schema in {redact(location)} is version {version}, this vaultrag "
-                                   f"needs {schema.SCHEMA_VERSION}: run vaultrag reindex --store URL --collection "
-                                   f"{self.names[0]} once (it migrates the database)")
+                                   f"needs {schema.SCHEMA_VERSION}: run {fix_command(_reindex_collection(self.names[0]))} "
+                                   f"once (it migrates the database)")
             self.schema_version = version
             if readonly:
                 self._refresh()
@@ -171,8 +178,8 @@ class PgStore(Store):
         live = {name: gen for name, gen, _, _ in rows}
         missing = [n for n in self.names if live.get(n) is None]
         if missing:
-            raise IndexMissing(f"no collection {', '.join(missing)} in {redact(self.url)}; build it with: vaultrag "
-                               f"reindex --store URL --collection {missing[0]}")
+            raise IndexMissing(f"no collection {', '.join(missing)} in {redact(self.url)}; build it with: "
+                               f"{fix_command(_reindex_collection(missing[0]))}")
         self.gens = tuple(live[n] for n in self.names)
         self.gen = self.gens[0]
         raw = {k: v for name, _, k, v in rows if name == self.names[0] and k is not None}

@@ -223,7 +223,7 @@ class _StoreBase:
         version = self.schema_version()
         if version > schema.SCHEMA_VERSION:
             raise IndexCorrupt(f"index {self.path} has schema {version}, newer than this vaultrag "
-                               f"({schema.SCHEMA_VERSION}); upgrade vaultrag or rebuild with --full")
+                               f"({schema.SCHEMA_VERSION}); upgrade vaultrag, or rebuild it with: {fix_command('reindex --full')}")
         if 0 < version < schema.BASE_VERSION:
             # Older than any migration: the index is a cache of the vault, so start it again (see schema.py).
             import logging  # lazy: off the read path (importing it costs a hook ~6 ms)
