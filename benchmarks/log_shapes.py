@@ -6,6 +6,12 @@ mid-log, a tally at the end) through `compress_post_tool_use` as four commands w
 Per format and command: characters returned, whether the ERROR record is kept and within the first
 2,000 characters (the digest), whether the last line is kept, how many of the 6 components the kept
 `processed item` lines come from and the largest one's share, and CPU ms (median of 3).
+
+Then a Read of the log file as Claude Code returns one over READ_INTACT_CHARS (a 1,000-line log of
+~100 KB, about the Read tool's ~25k-token cap, whole, with `truncatedByTokenCap`), asked about the
+failure: the lines of the window, whether the ERROR record is in the window or named (by line
+number) in the note, the same for the last line, whether the window is the file's own lines
+unchanged, and CPU ms (median of 3).
 `--code DIR` imports vaultrag from another checkout (`git archive main` unpacked) for a side-by-side run.
 """
 from __future__ import annotations
@@ -28,6 +34,8 @@ from vaultrag.compress import compress_post_tool_use  # noqa: E402
 
 COMMANDS = ("cat nightly-import.log", "tail -n 3001 nightly-import.log", "./run-import.sh", "journalctl -u importer")
 LEAD_END = "[... the compressed output in its own order follows ...]"
+READ_LINES, READ_ERROR_AT = 1000, 600  # ~100 KB: what one Read returns at the token cap
+READ_PROMPT = "why did the nightly import fail?"
 
 
 def main() -> None:
@@ -53,6 +61,39 @@ def main() -> None:
             print(f"| {fmt} | `{command.split()[0]}` | {len(stdout):,} | {yes[error_line in stdout]} | "
                   f"{yes[error_line in stdout[:2000]]} | {yes[last in stdout]} | {len(kept)} | {share:.2f} | "
                   f"{statistics.median(times) * 1000:.0f} |")
+    reads()
+
+
+def reads() -> None:
+    print("\n| format | Read | window lines | ERROR in window | ERROR named in note | last line shown or named | "
+          "window unchanged | CPU ms |\n|---|---|---:|---|---|---|---|---:|")
+    yes = {True: "yes", False: "**no**"}
+    for fmt in ("plain", "pylogging", "logfmt", "jsonl"):
+        log, error_line, error_no = nightly_log(fmt, n=READ_LINES, error_at=READ_ERROR_AT, traceback=fmt != "plain")
+        content = log.rstrip("\n")
+        lines = content.split("\n")
+        response = {"type": "text", "file": {"filePath": "/srv/app/nightly-import.log", "content": content,
+                                             "numLines": len(lines), "startLine": 1, "totalLines": len(lines),
+                                             "truncatedByTokenCap": True}}
+        times = []
+        for _ in range(3):
+            t0 = time.process_time()
+            out = compress_post_tool_use("Read", {"file_path": "/srv/app/nightly-import.log"}, response,
+                                         prompt=READ_PROMPT)
+            times.append(time.process_time() - t0)
+        if out is None:
+            print(f"| {fmt} | {len(content):,} chars | {len(lines)} (intact) | yes | - | yes | yes | "
+                  f"{statistics.median(times) * 1000:.0f} |")
+            continue
+        f, note = out.tool_response["file"], out.note or ""
+        a = f["startLine"]
+        window = f["content"].split("\n")
+        unchanged = window == lines[a - 1:a - 1 + len(window)] and f["numLines"] == len(window)
+        named = re.search(rf"^\s*{error_no}\t", note, re.M) is not None
+        last_named = re.search(rf"^\s*{len(lines)}\t", note, re.M) is not None
+        print(f"| {fmt} | {len(content):,} chars | {a}-{a + len(window) - 1} | {yes[error_line in window]} | "
+              f"{yes[named]} | {yes[lines[-1] in window or last_named]} | {yes[unchanged]} | "
+              f"{statistics.median(times) * 1000:.0f} |")
 
 
 if __name__ == "__main__":

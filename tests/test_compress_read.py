@@ -230,3 +230,88 @@ def test_context_rule_hits_in_code_leave_the_read_alone():
     text_with_key = text + f"\nTOKEN = '{SECRET}'"
     f = compress_tool_output("Read", {"file_path": "/r/auth.py"}, read_response(text_with_key))["file"]
     assert f["content"].startswith(text) and SECRET not in f["content"]
+
+
+# -- a Read of a log (read_log.py) ------------------------------------------------------------------
+def log_lines(n: int = 1000, errors=(600,), warnings=(), traceback: bool = True) -> list[str]:
+    """A Python-logging log of n records (~100 chars each), chatty DEBUG lines of one component,
+    ERROR records (each with a traceback) and WARNING records at the given 0-based positions."""
+    out = []
+    for i in range(n):
+        stamp = f"2026-12-03 02:{i // 60 % 60:02d}:{i % 60:02d},{i % 1000:03d}"
+        if i in errors:
+            out.append(f"{stamp} - writer - ERROR - batch {i} failed: duplicate key value violates unique constraint")
+            if traceback:
+                out += ["Traceback (most recent call last):", '  File "/srv/app/writer.py", line 88, in flush',
+                        "    cursor.executemany(INSERT_SQL, rows)", f"app.db.IntegrityError: duplicate key (id={i})"]
+        elif i in warnings:
+            out.append(f"{stamp} - pool - WARNING - connection {i} slow to answer, retrying in 2 s")
+        else:
+            out.append(f"{stamp} - cache - DEBUG - processed item {i} in {i % 90}ms (queue={i % 400}, worker=w{i % 8}) . . .")
+    out.append("2026-12-03 03:00:00,000 - import - INFO - import finished: 998 ok, 1 failed")
+    return out
+
+
+def named_lines(note: str) -> dict[int, str]:
+    return {int(m.group(1)): m.group(2) for m in re.finditer(r"^ *(\d+)\t(.*)$", note, re.M)}
+
+
+def test_large_read_of_a_log_shows_its_error_record_with_the_traceback():
+    """The window used to be the 21 lines at the end matching "failed" (the tally), the error
+    record in between neither shown nor named."""
+    lines = log_lines()
+    text = "\n".join(lines)
+    assert READ_INTACT_CHARS < len(text)
+    out = compress_post_tool_use("Read", {"file_path": "/srv/import.log"}, read_response(text, "/srv/import.log"),
+                                 prompt="why did the nightly import fail?")
+    lo, hi = check_window(lines, out)
+    error_no = next(i for i, ln in enumerate(lines, 1) if " ERROR " in ln)
+    assert lo < error_no and error_no + 4 <= hi  # the record and its traceback, with lines before it
+    assert "a log: the part holding its error record" in out.note
+    assert named_lines(out.note)[len(lines)] == lines[-1]  # the tally at the end is named with its number
+    assert len(out.tool_response["file"]["content"]) > READ_WINDOW_CHARS * 0.9  # the whole window is used
+
+
+def test_a_log_reads_error_and_warning_records_outside_the_window_are_named_by_line():
+    errors, warnings = (120, 480, 870), (300, 700)
+    lines = log_lines(errors=errors, warnings=warnings)
+    text = "\n".join(lines)
+    out = compress_post_tool_use("Read", {"file_path": "/srv/import.log"}, read_response(text, "/srv/import.log"))
+    lo, hi = check_window(lines, out)
+    named = named_lines(out.note)
+    records = [i for i, ln in enumerate(lines, 1) if " ERROR " in ln or " WARNING " in ln]
+    assert len(records) == 5
+    for no in records:  # each one shown, or named with its true number and its own text
+        assert lo <= no <= hi or named.get(no) == lines[no - 1], (no, lo, hi, out.note)
+    assert any(not lo <= no <= hi for no in records)  # the test means something: some are outside
+    assert "1 of its 3 error records" in out.note
+
+
+def test_a_log_with_errors_everywhere_is_placed_by_the_request_and_the_rest_counted():
+    lines = log_lines(errors=tuple(range(0, 1000, 2)), traceback=False)
+    lines[801] = lines[801].replace("DEBUG - processed item", "DEBUG - quokka checkpoint item")
+    out = compress_post_tool_use("Read", {"file_path": "/srv/import.log"},
+                                 read_response("\n".join(lines), "/srv/import.log"), prompt="the quokka checkpoint")
+    lo, hi = check_window(lines, out)
+    assert lo <= 802 <= hi  # half the lines are errors: the level says nothing, the request places it
+    named = named_lines(out.note)
+    assert 0 < len(named) <= 31 and all(named[no] == lines[no - 1][:200] for no in named if len(lines[no - 1]) <= 200)
+    assert re.search(r"\[\.\.\. \d+ more records not listed, between lines \d+ and \d+ \.\.\.\]", out.note)
+
+
+def test_a_log_read_below_the_threshold_is_left_alone():
+    lines = log_lines(n=500)
+    text = "\n".join(lines)
+    assert len(text) <= READ_INTACT_CHARS
+    assert compress_post_tool_use("Read", {"file_path": "/srv/import.log"}, read_response(text, "/srv/import.log"),
+                                  prompt="why did it fail?") is None
+
+
+def test_a_window_at_the_end_of_a_read_fills_its_size():
+    lines = big_source()
+    lines[3995] = "    def flush_pending(self, rows):"
+    out = compress_post_tool_use("Read", {"file_path": "/r/db.py"}, read_response("\n".join(lines), "/r/db.py"),
+                                 prompt="how does flush_pending work?")
+    lo, hi = check_window(lines, out)
+    assert lo <= 3996 <= hi == 4000
+    assert len(out.tool_response["file"]["content"]) > READ_WINDOW_CHARS * 0.9  # it held 25 lines of 4,000

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 from . import rules
 from .clean import Units, offsets
-from .logs import CONTINUATION_LINES, LogShape
+from .logs import LogShape, continuation
 
 (C_SUMMARY, C_MATCH, C_EDGE, C_ERROR, C_CONTEXT, C_WARN, C_HEADER, C_RELEVANT, C_REST) = range(9)
 # The first and last non-blank lines say what ran and how it ended (summary, root cause).
@@ -140,7 +140,7 @@ def _events(view: View, out: Classes, log: LogShape | None = None) -> None:
             right_after = {vs[0] for vs in after if vs}
             further = {v for vs in after for v in vs[1:]} - right_after
             if log is not None:  # ... and in a log, every line of the record (its traceback)
-                further.update(v for u in hits for v in _continuation(u, n, log))
+                further.update(v for u in hits for v in continuation(u, log))
                 further -= right_after
             out.promote(right_after | further, C_CONTEXT)
             out.later.update(further)  # ... but the line right after each error comes first
@@ -195,11 +195,3 @@ def _after(u: int, n: int, blank: list[bool]) -> list[int]:
         v += 1
     return out
 
-
-def _continuation(u: int, n: int, log: LogShape) -> list[int]:
-    """The lines after record u up to the next record start, at most CONTINUATION_LINES."""
-    out, v = [], u + 1
-    while v < n and not log.start[v] and len(out) < CONTINUATION_LINES:
-        out.append(v)
-        v += 1
-    return out

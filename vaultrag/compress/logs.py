@@ -145,6 +145,15 @@ def _level_and_component(line: str, at: int) -> tuple[str, str, str]:
     return level, named, component
 
 
+def continuation(u: int, log: LogShape) -> list[int]:
+    """The units after record u up to the next record start (its traceback), at most CONTINUATION_LINES."""
+    n, out, v = len(log.start), [], u + 1
+    while v < n and not log.start[v] and len(out) < CONTINUATION_LINES:
+        out.append(v)
+        v += 1
+    return out
+
+
 def spread_rounds(units: list[int], key: list[str]) -> dict[int, int]:
     """For each unit, its round in a fair spread: round 0 takes one line of every key, round 1 one
     more of each, and so on; a key's lines are taken in an order that spreads them over the output

@@ -6,7 +6,9 @@ contiguous run of the file's own lines, without any line numbers inside it: Clau
 `content` from `startLine`, so `startLine`/`numLines` are set to the window and `totalLines` is
 kept. What was left out is named in a note (PostToolUse `additionalContext`) with the exact Read
 arguments that show it (`offset` is a 1-based line number, `limit` a line count), plus the lines
-outside the window that match the request or outline the file, each with its true number.
+outside the window that match the request or outline the file, each with its true number. A log
+(by its lines' shape) has its window where its error records are, and the note names the error and
+warning records outside it by line number (read_log.py).
 
 Secrets: a Read that holds a secret identified by its own shape (a provider token such as `ghp_...`
 or `AKIA...`, a private key block, a JWT: `READ_REDACT_RULES`) comes back with only that span
@@ -22,13 +24,14 @@ a false positive) and would alter the very lines an agent edits.
 from __future__ import annotations
 
 import re
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 
 from vaultrag.scrubber import VENDOR_RULES
 
 from . import rules
 from .clean import scrub_text
 from .rank import defined_names, intent_matches, intent_terms
+from .read_log import log_events, record_note, window_phrase, window_scores
 
 # Data (benchmarks/compress_bench.py, its "file sizes" line: the .py/.pyi/.md/.rst files of the
 # project venv's site-packages, 2,917 files): median 4.8 KB, p90 33 KB, p95 53 KB, 96.4% below
@@ -69,13 +72,14 @@ def compress_read(tool_input: dict, response: dict, prompt: str) -> tuple[dict, 
         return {**response, "file": {**file, "content": clean}}, _redaction_note(content, clean, start, path)
     lines = content.split("\n")
     scores, outline = _scores(lines, prompt, path)
-    a, b = _window(lines, scores)
+    events = log_events(lines)  # a log by its lines' shape: the window goes to its error records
+    a, b = _window(lines, window_scores(scores, events) if events else scores)
     window = redact("\n".join(lines[a:b]))
     new_file = {**file, "content": window, "startLine": start + a, "numLines": b - a,
                 "truncatedByTokenCap": True}
     if not isinstance(file.get("totalLines"), int):
         new_file["totalLines"] = start + len(lines) - 1
-    return {**response, "file": new_file}, _window_note(lines, a, b, start, path, scores, outline)
+    return {**response, "file": new_file}, _window_note(lines, a, b, start, path, scores, outline, events)
 
 
 def redact(text: str) -> str:
@@ -133,7 +137,10 @@ def _window(lines: list[str], scores: list[float]) -> tuple[int, int]:
             b = fit(a)
             if score[b] - score[a] > best[0]:
                 best = (score[b] - score[a], a, b)
-    return best[1], best[2]
+    _, a, b = best
+    if b == len(lines):  # near the end: the window reaches back to fill its size (it held 21 lines of 3,000)
+        a = min(a, bisect_left(chars, chars[-1] - READ_WINDOW_CHARS))
+    return a, b
 
 
 def _ranges(a: int, b: int, n: int, start: int) -> list[tuple[int, int]]:
@@ -146,13 +153,16 @@ def _ranges(a: int, b: int, n: int, start: int) -> list[tuple[int, int]]:
     return out
 
 
-def _window_note(lines, a, b, start, path, scores, outline) -> str:
+def _window_note(lines, a, b, start, path, scores, outline, events=None) -> str:
     n = len(lines)
     parts = [f"Read offset={off} limit={lim} (lines {off}-{off + lim - 1})" for off, lim in _ranges(a, b, n, start)]
+    why = window_phrase(a, b, events) if events else ""
+    why = why or (" (the part matching the request)" if any(scores[a:b]) else "")
     note = [f"vaultrag: this Read of {path} was shortened to lines {start + a}-{start + b - 1} of "
-            f"{start}-{start + n - 1}{' (the part matching the request)' if any(scores[a:b]) else ''}; "
-            f"line numbers are the file's own. Not shown: {'; '.join(parts)}."]
-    outside = [u for u in range(n) if (u < a or u >= b)]
+            f"{start}-{start + n - 1}{why}; line numbers are the file's own. Not shown: {'; '.join(parts)}."]
+    records, listed = record_note(lines, a, b, start, events) if events else ([], set())
+    note += records
+    outside = [u for u in range(n) if (u < a or u >= b) and u not in listed]
     matching = sorted((u for u in outside if scores[u] > 0), key=lambda u: (-scores[u], u))
     picks = matching[:OUTLINE_LINES]
     rest = [u for u in outside if u in outline and u not in picks]
