@@ -27,8 +27,11 @@ def render_human(answer: Answer, *, explain: bool = False, color: bool = False) 
         return f"\033[{code}m{s}\033[0m" if color else s
 
     if answer.status != "ok":
+        from .errors import fix_command
+
         why = {"no_hits": "nothing in the index matches", "below_threshold": "matches are too weak to trust",
-               "unresolvable": "the matching notes changed or were deleted; run reindex"}.get(answer.reason or "", "")
+               "unresolvable": f"the matching notes changed or were deleted; run {fix_command('reindex')}"
+               }.get(answer.reason or "", "")
         lines = [f"no evidence ({answer.reason}): {why}"]
         if answer.reason == "below_threshold":
             lines.append("(--no-gate shows the best matches anyway)")
