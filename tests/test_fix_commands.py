@@ -26,7 +26,7 @@ from test_index_damage import damage, independent_check
 from vaultrag import errors
 from vaultrag.errors import fix_command, name_location
 
-FIX_RE = re.compile(r"(?:rebuild it with|build it with|build one with|-> fix): (.+?)(?:  \(|$)")
+FIX_RE = re.compile(r"(?:rebuild it with|build it with|build one with|-> fix|\(fix): (.+?)(?:  \(|\)[;.]|$)")
 
 
 @pytest.fixture
@@ -252,3 +252,26 @@ def test_a_postgres_collection_missing_names_its_reindex_without_the_password(pg
     assert done.returncode == 0, done.stderr
     p = cli("search", "snapshots", "--vault", str(vault), "--store", url, "--collection", "first,second", "--json", env=env)
     assert p.returncode == 0, p.stderr
+
+
+def test_session_start_checks_the_index_its_process_was_given(setup, monkeypatch):
+    """A hook process (nothing given) checks the configured index; `vaultrag serve --vault B --store Y`
+    answering a forwarded SessionStart checks Y, which its hooks search, and names Y in the fix."""
+    from vaultrag.session_start import session_message
+
+    s = setup
+    monkeypatch.setenv("XDG_CONFIG_HOME", s["env"]["XDG_CONFIG_HOME"])
+    y = s["x"].with_name("y.sqlite")
+    start = {"hook_event_name": "SessionStart", "source": "startup"}
+    told = json.loads(session_message(start))["systemMessage"]
+    assert f"no index at {s['default']}" in told and "--db" not in told and "--store" not in told, told
+    try:
+        name_location(vault=str(s["b"]), store=str(y))  # what serve.cli._service records
+        told = json.loads(session_message(start))["systemMessage"]
+    finally:
+        name_location()
+    assert f"no index at {y}" in told and str(s["default"]) not in told, told
+    assert "doctor --vault" in told  # the details command checks the same index
+    run_fix(told, s["env"])
+    assert independent_check(y) == "ok" and Path(indexed_vault(y)).resolve() == s["b"].resolve()
+    assert not s["default"].exists()

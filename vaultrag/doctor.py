@@ -204,13 +204,14 @@ def freshness_problems(cfg, passed: list[str]) -> list[Problem]:
     return []
 
 
-def quick_problems() -> list[Problem]:
+def quick_problems(location: dict | None = None) -> list[Problem]:
     """The fast checks, what the SessionStart hook reports: config, vault folder, index file present,
     and whether the hooks have been failing on a damaged index since it last changed (the hook log).
-    No vault scan, no subprocess, and the store is not even imported (~100 ms of a session start)."""
+    No vault scan, no subprocess, and the store is not even imported (~100 ms of a session start).
+    `location`: as `diagnose`'s."""
     passed: list[str] = []
     facts: dict = {}
-    cfg, out = config_problems(passed, facts)
+    cfg, out = config_problems(passed, facts, location)
     if cfg is None or out or cfg.vault is None:
         return out
     return _index_file_problems(cfg, facts) or damaged_index_log_problems(facts)
@@ -427,7 +428,8 @@ def log_problems(passed: list[str], now: float | None = None, since: float = 0.0
             for stamp, message in recent[-MAX_LOG_PROBLEMS:]]
 
 
-def diagnose(project_dir: Path | None = None, plugin_dir: Path | None = None, location: dict | None = None) -> Report:
+def diagnose(project_dir: Path | None = None, plugin_dir: Path | None = None,
+             location: dict | None = None) -> Report:
     """Run every check. Never raises for a problem it can name. `location`: the index to check, as
     `vaultrag doctor --vault/--config/--db/--store` name it (None values and no `location`: the
     configured one, which the hooks read)."""

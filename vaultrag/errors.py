@@ -86,6 +86,12 @@ def name_location(**options) -> None:
     _given = tuple(given)
 
 
+def given_location() -> dict[str, str]:
+    """The location options `name_location` recorded, by name (`{"db": "/abs/x.db"}`), for a check
+    of the index they name (doctor's, SessionStart's in a server)."""
+    return {flag[2:]: value for flag, value in _given}
+
+
 def redact_url(url: str) -> str:
     """A URL without its password (`postgresql://user:***@host/db`): what messages, logs and reports show."""
     from urllib.parse import urlsplit, urlunsplit
@@ -94,7 +100,7 @@ def redact_url(url: str) -> str:
     if not parts.password:
         return url
     host = parts.hostname or ""
-    netloc = f"{parts.username}:***@{host}" + (f":{parts.port}" if parts.port else "")
+    netloc = f"{parts.username or ''}:***@{host}" + (f":{parts.port}" if parts.port else "")
     return urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
 
 
@@ -119,8 +125,12 @@ def fix_command(args: str) -> str:
     extra = [flag for flag in shown if flag not in tokens]
     command = " ".join([cli_command(), *tokens, *(part for flag in extra for part in (flag, shlex.quote(shown[flag])))])
     if any(shown[flag] != value for flag, value in _given if flag in used + extra):
-        command += "  (*** stands for the store URL's password, not shown here: put it back, or drop `:***` and set PGPASSWORD)"
+        command += MASKED_NOTE
     return command
+
+
+MASKED_NOTE = ("  (*** stands for the store URL's password, not shown here: put it back, "
+               "or drop `:***` and set PGPASSWORD)")
 
 
 # How SQLite reports an index it cannot use, by the driver's message (what a hook logs): pages that

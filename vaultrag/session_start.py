@@ -17,14 +17,16 @@ MAX_MESSAGE_CHARS = 1000  # a notice, not a report: the details are in `vaultrag
 def session_message(payload: dict) -> str | None:
     """The hook's stdout line for a SessionStart payload, or None when there is nothing to say."""
     from .doctor import quick_problems
-    from .errors import cli_command
+    from .errors import fix_command, given_location
 
     if payload.get("source", "startup") not in TOLD_ON:
         return None
-    problems = [p for p in quick_problems() if p.severity == "error"]
+    # A hook process checks the configured index (nothing given); `vaultrag serve --vault B --store X`,
+    # answering a forwarded SessionStart, checks X, which its hooks search, and its fixes name X.
+    problems = [p for p in quick_problems(given_location()) if p.severity == "error"]
     if not problems:
         return None
     text = ("vaultrag: the hooks are installed but will not inject notes: "
             + "; ".join(f"{p.problem} (fix: {p.fix})" for p in problems)
-            + f". Details: {cli_command()} doctor")
+            + f". Details: {fix_command('doctor')}")
     return json.dumps({"systemMessage": text[:MAX_MESSAGE_CHARS]}, ensure_ascii=False)
