@@ -230,6 +230,20 @@ def test_git_log_first_and_last_commit_headers():
     assert " 1 file changed, 1 insertions(+), 0 deletions(-)" in out
 
 
+@pytest.mark.parametrize("stat", [True, False])
+def test_git_log_keeps_the_subject_of_each_commit_it_keeps(stat):
+    """A commit's hash without its message says nothing: every kept `commit` line brings its
+    subject (the first message line), with or without --stat."""
+    text = git_log(300)
+    if not stat:
+        text = "\n".join(line for line in text.split("\n") if not line.startswith((" src/", " 1 file")))
+    out = compress_tool_output("Bash", {"command": "git log --stat" if stat else "git log"}, bash(text))["stdout"]
+    kept = [int(h, 16) for h in re.findall(r"(?m)^commit ([0-9a-f]{40})$", out)]
+    subjects = {int(i) for i in re.findall(r"(?m)^    Change number (\d+): tweak module_\d+$", out)}
+    assert len(kept) >= 10
+    assert [i for i in kept if i not in subjects] == []
+
+
 def test_ansi_stripped_and_carriage_returns_resolved():
     lines = []
     for i in range(400):
