@@ -230,6 +230,25 @@ def test_git_log_first_and_last_commit_headers():
     assert " 1 file changed, 1 insertions(+), 0 deletions(-)" in out
 
 
+def test_git_log_stat_lines_are_not_run_summaries():
+    """`N files changed` once is how a diff or a merge ended; once per commit (git log --stat) it
+    is each commit's stat line and must not take the summary's share and the digest."""
+    shapes = ("{a} files changed, {b} insertions(+), {c} deletions(-)", "1 file changed, 1 insertion(+)",
+              "{a} files changed, {b} insertions(+)", "1 file changed, {c} deletions(-)",
+              "1 file changed, 1 insertion(+), 1 deletion(-)", "{a} files changed, 1 insertion(+), {c} deletions(-)")
+    lines = git_log(300).split("\n")
+    stats = [i for i, line in enumerate(lines) if " file changed," in line]
+    for n, i in enumerate(stats):
+        lines[i] = " " + shapes[n % len(shapes)].format(a=2 + n % 7, b=3 + n % 50, c=2 + n % 11)
+    out = compress_tool_output("Bash", {"command": "git log --stat"}, bash("\n".join(lines)))["stdout"]
+    digest, body = out.split("[... the compressed output in its own order follows ...]")
+    assert len(re.findall(r"files? changed", digest)) <= 1
+    assert len(re.findall(r"(?m)^commit [0-9a-f]{40}$", body)) >= 20
+    once = "\n".join([f" src/module_{i}.py | 3 ++-" for i in range(3000)] + [" 3000 files changed, 9000 insertions(+)"])
+    kept = compress_tool_output("Bash", {"command": "git diff --stat"}, bash(once))["stdout"]
+    assert "3000 files changed, 9000 insertions(+)" in kept.split("\n")[1]  # first in the digest
+
+
 @pytest.mark.parametrize("stat", [True, False])
 def test_git_log_keeps_the_subject_of_each_commit_it_keeps(stat):
     """A commit's hash without its message says nothing: every kept `commit` line brings its

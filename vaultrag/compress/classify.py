@@ -103,7 +103,12 @@ def classify(view: View, units: Units, log: LogShape | None = None) -> Classes:
     sizes = [(int(m.group(1)), bisect_right(view.starts, m.start()) - 1) for m in rules.LS_LONG_RE.finditer(view.joined)]
     if len(sizes) >= 2 * rules.LS_LARGEST:
         out.promote({u for _, u in sorted(sizes, key=lambda p: (-p[0], p[1]))[: rules.LS_LARGEST]}, C_CONTEXT)
-    out.promote(rules.SUMMARY.lines(view.joined, view.starts, view.texts), C_SUMMARY)
+    summary = rules.SUMMARY.lines(view.joined, view.starts, view.texts)
+    stats = {u for u in summary if rules.FILES_CHANGED_RE.match(view.texts[u])}
+    if len(stats) > 1:  # each commit's stat line: the outline's first and last, like its headers
+        summary -= stats
+        out.promote({min(stats), max(stats)}, C_CONTEXT)
+    out.promote(summary, C_SUMMARY)
     nonblank = [u for u in range(n) if not view.blank[u]]
     out.promote(set(nonblank[:HEAD_LINES] + nonblank[-TAIL_LINES:]), C_EDGE)
     _sections(out, units, n)
