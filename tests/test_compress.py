@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from vaultrag.compress import BUDGET_CHARS, THRESHOLD_CHARS, compress_text, compress_tool_output
+from vaultrag.compress import (BUDGET_CHARS, THRESHOLD_CHARS, compress_post_tool_use, compress_text,
+                               compress_tool_output)
 from vaultrag.compress.tools import command_kind, is_content_command
 
 REPO = Path(__file__).resolve().parents[1]
@@ -200,6 +201,23 @@ def test_grep_files_mode_and_glob_keep_list_types():
     glob = {"filenames": names, "durationMs": 9, "numFiles": 2000, "truncated": False}
     g = compress_tool_output("Glob", {"pattern": "**/*.py"}, glob)
     assert set(g) == set(glob) and g["truncated"] is True and g["durationMs"] == 9
+
+
+@pytest.mark.parametrize("tool", ["Grep", "Glob"])
+def test_shortened_search_result_says_where_the_whole_is(tool, tmp_path):
+    """Claude Code saves a large Grep or Glob result to a file and tells the model; the shortened
+    replacement must do so too (in additionalContext: its first line is a hit, its entries names)."""
+    names = [f"/repo/src/pkg{i % 30}/module_{i}.py" for i in range(2000)]
+    resp = ({"mode": "content", "numFiles": 40, "filenames": [], "content": grep_output(), "numLines": 901}
+            if tool == "Grep" else {"filenames": names, "durationMs": 9, "numFiles": 2000, "truncated": False})
+    got = compress_post_tool_use(tool, {"pattern": "helper_"}, resp, spill_dir=tmp_path)
+    [saved] = list(tmp_path.iterdir())
+    assert got.note is not None and str(saved) in got.note and "shortened" in got.note
+    whole = resp["content"] if tool == "Grep" else "\n".join(names)
+    assert saved.read_text() == whole
+    small = compress_post_tool_use(tool, {"pattern": "helper_"}, {**resp, "content": "a.py:1:x", "filenames": ["a.py"]},
+                                   spill_dir=tmp_path)
+    assert small is None and len(list(tmp_path.iterdir())) == 1
 
 
 def test_webfetch_shape():
