@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from vaultrag.compress import BUDGET_CHARS, THRESHOLD_CHARS, compress_text, compress_tool_output
+from vaultrag.compress import (BUDGET_CHARS, THRESHOLD_CHARS, compress_post_tool_use, compress_text,
+                               compress_tool_output)
 from vaultrag.compress.tools import command_kind, is_content_command
 
 REPO = Path(__file__).resolve().parents[1]
@@ -202,6 +203,23 @@ def test_grep_files_mode_and_glob_keep_list_types():
     assert set(g) == set(glob) and g["truncated"] is True and g["durationMs"] == 9
 
 
+@pytest.mark.parametrize("tool", ["Grep", "Glob"])
+def test_shortened_search_result_says_where_the_whole_is(tool, tmp_path):
+    """Claude Code saves a large Grep or Glob result to a file and tells the model; the shortened
+    replacement must do so too (in additionalContext: its first line is a hit, its entries names)."""
+    names = [f"/repo/src/pkg{i % 30}/module_{i}.py" for i in range(2000)]
+    resp = ({"mode": "content", "numFiles": 40, "filenames": [], "content": grep_output(), "numLines": 901}
+            if tool == "Grep" else {"filenames": names, "durationMs": 9, "numFiles": 2000, "truncated": False})
+    got = compress_post_tool_use(tool, {"pattern": "helper_"}, resp, spill_dir=tmp_path)
+    [saved] = list(tmp_path.iterdir())
+    assert got.note is not None and str(saved) in got.note and "shortened" in got.note
+    whole = resp["content"] if tool == "Grep" else "\n".join(names)
+    assert saved.read_text() == whole
+    small = compress_post_tool_use(tool, {"pattern": "helper_"}, {**resp, "content": "a.py:1:x", "filenames": ["a.py"]},
+                                   spill_dir=tmp_path)
+    assert small is None and len(list(tmp_path.iterdir())) == 1
+
+
 def test_webfetch_shape():
     page = "\n".join(f"Paragraph {i} about general topics and filler text." for i in range(900))
     page += "\nThe API rate limit is 5000 requests per hour.\n"
@@ -228,6 +246,39 @@ def test_git_log_first_and_last_commit_headers():
     out = compress_tool_output("Bash", {"command": "git log --stat"}, bash(text))["stdout"]
     assert f"commit {0:040x}" in out and f"commit {199:040x}" in out
     assert " 1 file changed, 1 insertions(+), 0 deletions(-)" in out
+
+
+def test_git_log_stat_lines_are_not_run_summaries():
+    """`N files changed` once is how a diff or a merge ended; once per commit (git log --stat) it
+    is each commit's stat line and must not take the summary's share and the digest."""
+    shapes = ("{a} files changed, {b} insertions(+), {c} deletions(-)", "1 file changed, 1 insertion(+)",
+              "{a} files changed, {b} insertions(+)", "1 file changed, {c} deletions(-)",
+              "1 file changed, 1 insertion(+), 1 deletion(-)", "{a} files changed, 1 insertion(+), {c} deletions(-)")
+    lines = git_log(300).split("\n")
+    stats = [i for i, line in enumerate(lines) if " file changed," in line]
+    for n, i in enumerate(stats):
+        lines[i] = " " + shapes[n % len(shapes)].format(a=2 + n % 7, b=3 + n % 50, c=2 + n % 11)
+    out = compress_tool_output("Bash", {"command": "git log --stat"}, bash("\n".join(lines)))["stdout"]
+    digest, body = out.split("[... the compressed output in its own order follows ...]")
+    assert len(re.findall(r"files? changed", digest)) <= 1
+    assert len(re.findall(r"(?m)^commit [0-9a-f]{40}$", body)) >= 20
+    once = "\n".join([f" src/module_{i}.py | 3 ++-" for i in range(3000)] + [" 3000 files changed, 9000 insertions(+)"])
+    kept = compress_tool_output("Bash", {"command": "git diff --stat"}, bash(once))["stdout"]
+    assert "3000 files changed, 9000 insertions(+)" in kept.split("\n")[1]  # first in the digest
+
+
+@pytest.mark.parametrize("stat", [True, False])
+def test_git_log_keeps_the_subject_of_each_commit_it_keeps(stat):
+    """A commit's hash without its message says nothing: every kept `commit` line brings its
+    subject (the first message line), with or without --stat."""
+    text = git_log(300)
+    if not stat:
+        text = "\n".join(line for line in text.split("\n") if not line.startswith((" src/", " 1 file")))
+    out = compress_tool_output("Bash", {"command": "git log --stat" if stat else "git log"}, bash(text))["stdout"]
+    kept = [int(h, 16) for h in re.findall(r"(?m)^commit ([0-9a-f]{40})$", out)]
+    subjects = {int(i) for i in re.findall(r"(?m)^    Change number (\d+): tweak module_\d+$", out)}
+    assert len(kept) >= 10
+    assert [i for i in kept if i not in subjects] == []
 
 
 def test_ansi_stripped_and_carriage_returns_resolved():

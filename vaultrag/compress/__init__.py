@@ -15,7 +15,7 @@ Stages, one module each:
   render.py    kept lines in order, every gap marked `[... 412 lines omitted ...]`
   text.py      the pipeline for one text (`compress_text`) and the preview digest
   read.py      Read: intact below READ_INTACT_CHARS, else one window with its own numbering
-  spill.py     the full scrubbed output of a shortened Bash result, kept on disk (0600)
+  spill.py     the full scrubbed output of a shortened Bash, Grep, Glob or WebFetch result (0600)
   tools.py     tool shapes (Bash, Read, Grep, Glob, WebFetch) and the client's size limits
 
 Guarantees: deterministic bytes (nothing depends on time, hashing or set order; ties break on

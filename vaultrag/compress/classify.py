@@ -19,7 +19,7 @@ are its context.
 from __future__ import annotations
 
 from bisect import bisect_right
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from . import rules
 from .clean import Units, offsets
@@ -32,6 +32,9 @@ TAIL_LINES = 6
 # Lines kept after each error line: message, location, expected / received (pytest E-lines, jest,
 # rustc "-->" and notes, terraform boxes).
 ERROR_CONTEXT_LINES = 3
+# How far below its `commit` line git prints a commit's subject (Author:, Merge:, Date:, the
+# committer lines of --format=fuller, a blank line): past this the header has no subject.
+SUBJECT_SEARCH_LINES = 8
 
 
 @dataclass(frozen=True)
@@ -72,6 +75,7 @@ class Classes:
     later: set[int]  # context lines 2.. after an error (the first one after each comes first)
     section: list[int]  # size in lines of a header's section
     ids: set[int]  # failure id lines (pytest FAILED/ERROR summary, cargo "... FAILED", rustc error[E..])
+    follows: dict[int, int] = field(default_factory=dict)  # a line -> the header it goes with (a commit's subject)
 
     def promote(self, hits, c: int, k: str = "") -> None:
         for u in hits:
@@ -99,10 +103,16 @@ def classify(view: View, units: Units, log: LogShape | None = None) -> Classes:
     sizes = [(int(m.group(1)), bisect_right(view.starts, m.start()) - 1) for m in rules.LS_LONG_RE.finditer(view.joined)]
     if len(sizes) >= 2 * rules.LS_LARGEST:
         out.promote({u for _, u in sorted(sizes, key=lambda p: (-p[0], p[1]))[: rules.LS_LARGEST]}, C_CONTEXT)
-    out.promote(rules.SUMMARY.lines(view.joined, view.starts, view.texts), C_SUMMARY)
+    summary = rules.SUMMARY.lines(view.joined, view.starts, view.texts)
+    stats = {u for u in summary if rules.FILES_CHANGED_RE.match(view.texts[u])}
+    if len(stats) > 1:  # each commit's stat line: the outline's first and last, like its headers
+        summary -= stats
+        out.promote({min(stats), max(stats)}, C_CONTEXT)
+    out.promote(summary, C_SUMMARY)
     nonblank = [u for u in range(n) if not view.blank[u]]
     out.promote(set(nonblank[:HEAD_LINES] + nonblank[-TAIL_LINES:]), C_EDGE)
     _sections(out, units, n)
+    _subjects(view, out, headers.get("commit", set()), n)
     return out
 
 
@@ -180,6 +190,24 @@ def _sections(out: Classes, units: Units, n: int) -> None:
             out.section[a] = units.first[b] - units.first[a] if b < n else units.n_lines - units.first[a]
         if k in rules.HEADER_ENDS:
             out.promote({hs[0], hs[-1]}, C_CONTEXT)
+
+
+def _subjects(view: View, out: Classes, commits: set[int], n: int) -> None:
+    """A kept `commit` line without its message says nothing: each commit header's subject (the
+    first line git indents by four spaces below it) joins the header's class and follows it in
+    the priority order (select.priority_order)."""
+    for u in sorted(commits):
+        if out.cls[u] > C_HEADER:  # too many to be an outline (classify)
+            continue
+        for v in range(u + 1, min(n, u + 1 + SUBJECT_SEARCH_LINES)):
+            line = view.body[v]
+            if line.startswith("    ") and line.strip():
+                if out.cls[v] >= out.cls[u]:  # a subject that matters on its own stays free
+                    out.cls[v], out.kind[v] = out.cls[u], "subject"
+                    out.follows[v] = u
+                break
+            if line.startswith("commit ") or line.startswith("diff "):
+                break
 
 
 def _after(u: int, n: int, blank: list[bool]) -> list[int]:

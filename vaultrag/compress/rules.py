@@ -95,6 +95,9 @@ WARN = Rule(
     [("Warning", r"[A-Z]\w*Warning\b"), ("eprecat", r"\b[Dd]eprecat(?:ed|ion)\b"), ("XFAIL", r"\bXFAIL\b"),
      ("XPASS", r"\bXPASS\b")],
 )
+# A diff's stat summary: how a diff, a merge or a pull ended when it appears once; repeated, it is
+# each commit's stat line (git log --stat, git show of several commits), not a summary.
+FILES_CHANGED_RE = re.compile(r"[ \t]*\d+ files? changed\b")
 NOISE = Rule(r"[ \t]*(?:PASSED|ok|\u2713|\u2714|\u221a)\b", [("PASSED", r"\bPASSED\b"), ("... ok", r"\.\.\. ok$")])
 # Structural headers, one scan with a named group per kind; kinds in HEADER_ENDS keep their first
 # and last line at high priority (they bound the output: first and last commit, file, section).

@@ -65,6 +65,8 @@ def priority_order(view: View, c: Classes, scores: list[float], prior: list[int]
     depth = {u: min(len(edges) - 1 - i, i + 1) for i, u in enumerate(edges)}
 
     def priority(u: int):
+        if u in c.follows:  # a commit's subject comes right after its commit line
+            return (*priority(c.follows[u])[:-1], u)
         if u in rounds:  # the rest of a log (score 0 there: a scoring line is `relevant`)
             return (cls[u], 0.0, "", rounds[u], u)
         if cls[u] == C_MATCH:  # the strongest matches first, then in output order
@@ -80,11 +82,15 @@ def priority_order(view: View, c: Classes, scores: list[float], prior: list[int]
     return sorted(by_score, key=priority), rank
 
 
-def fill(order: list[int], cls: list[int], cost: list[int], n: int, budget: int, content: bool) -> list[bool]:
-    """Which units fit the budget, taken greedily in `order` within class shares, then without."""
+def fill(order: list[int], cls: list[int], cost: list[int], n: int, budget: int, content: bool,
+         follows: dict[int, int] | None = None) -> list[bool]:
+    """Which units fit the budget, taken greedily in `order` within class shares, then without.
+    A unit that `follows` a header (a commit's subject) is taken with it or not at all."""
     chosen = [False] * n
     used = 0
     gaps = 1  # nothing chosen: everything is one gap
+    follows = follows or {}
+    follower = {h: v for v, h in follows.items()}
 
     def try_add(u: int) -> bool:
         nonlocal used, gaps
@@ -99,15 +105,34 @@ def fill(order: list[int], cls: list[int], cost: list[int], n: int, budget: int,
         gaps += delta
         return True
 
+    def try_add_group(u: int) -> list[int]:
+        """u and the unit following it, both or neither; the units taken."""
+        nonlocal used, gaps
+        if u in follows:  # taken with its header, or not at all
+            return []
+        group = [u] + ([follower[u]] if u in follower and not chosen[follower[u]] else [])
+        saved = used, gaps
+        taken = []
+        for v in group:
+            if not try_add(v):
+                for t in taken:
+                    chosen[t] = False
+                used, gaps = saved
+                return []
+            taken.append(v)
+        return taken
+
     shares = CONTENT_SHARES if content else CLASS_SHARES
     class_used = [0] * len(shares)
     deferred = []
     for u in order:
         c = cls[u]
-        if class_used[c] + cost[u] > shares[c] * budget:
+        group_cost = cost[u] + (cost[follower[u]] if u in follower else 0)
+        if class_used[c] + group_cost > shares[c] * budget:
             deferred.append(u)
-        elif try_add(u):
-            class_used[c] += cost[u]
+        else:
+            for v in try_add_group(u):
+                class_used[cls[v]] += cost[v]
     for u in deferred:
-        try_add(u)
+        try_add_group(u)
     return chosen

@@ -128,14 +128,17 @@ def compress_planned(text: str, budget_chars: int, **kw) -> tuple[str, Plan | No
     if len(cleaned) <= budget:
         return scrub_text(cleaned)[0], None
     p = plan(cleaned, budget, query, prompt, content or search, intent, search)
-    chosen = fill(p.order, p.classes.cls, p.cost, len(p.units), budget, content)
+    chosen = fill(p.order, p.classes.cls, p.cost, len(p.units), budget, content, p.classes.follows)
     out = render(p.units, chosen)
-    # Marker lengths vary around MARKER_COST: drop the least important units until it fits.
+    # Marker lengths vary around MARKER_COST: drop the least important units until it fits (a
+    # commit line with its subject, which comes right after it in the order).
     for u in reversed(p.order):
         if len(out) <= budget:
             break
         if chosen[u]:
             chosen[u] = False
+            if u in p.classes.follows:
+                chosen[p.classes.follows[u]] = False
             out = render(p.units, chosen)
     return scrub_text(out)[0][:budget], p
 
@@ -167,14 +170,22 @@ def lead_text(p: Plan, budget: int) -> str:
                    for u in p.order if (r := lead_rank(u)) is not None)
     chosen = [False] * len(p.units)
     used = 0
+    follows = p.classes.follows
+    follower = {h: v for v, h in follows.items()}
     for *_, u in picks:
-        cost = min(len(p.units.texts[u]), LEAD_LINE_CHARS) + 5  # the line, its newline, maybe a "..." line
+        if chosen[u] or u in follows:  # a commit's subject comes with its commit line only
+            continue
+        group = [u] + ([follower[u]] if u in follower else [])
+        cost = sum(min(len(p.units.texts[v]), LEAD_LINE_CHARS) + 5 for v in group)  # lines, newlines, "..."
         if used + cost <= budget:
-            chosen[u] = True
+            for v in group:
+                chosen[v] = True
             used += cost
     out = render_lead(p.units, chosen, LEAD_LINE_CHARS)
     while len(out) > budget and any(chosen):  # "..." lines overshot: drop the last picks
         last = max((pos[u], u) for u in range(len(chosen)) if chosen[u])[1]
         chosen[last] = False
+        if last in follows:
+            chosen[follows[last]] = False
         out = render_lead(p.units, chosen, LEAD_LINE_CHARS)
     return scrub_text(out)[0][:budget]

@@ -252,14 +252,27 @@ def _compress(tool_name, tool_input, response, prompt, budget, threshold, spill_
         if out is not None and tool_name == "Glob" and isinstance(response.get("truncated"), bool):
             if len(out.get("filenames") or []) != len(response.get("filenames") or []):
                 out["truncated"] = True
-        return Compressed(out) if out is not None else None
+        return Compressed(out, _whole_note(response, fields, budget, threshold, spill_dir)) if out is not None else None
     if tool_name == "WebFetch":
         if not isinstance(response.get("result"), str):
             return None
         query = f"{_text(tool_input.get('url'))} {_text(tool_input.get('prompt'))}"
         out = _rewrite(response, ["result"], budget, threshold, {**kw, "query": query, "content": True})
-        return Compressed(out) if out is not None else None
+        return Compressed(out, _whole_note(response, ["result"], budget, threshold, spill_dir)) if out is not None else None
     return None
+
+
+def _whole_note(response: dict, fields: list[str], budget: int, threshold: int, spill_dir) -> str | None:
+    """additionalContext for a shortened Grep, Glob or WebFetch result: how much was cut and where
+    the whole (scrubbed) is, as the client says where it saved a large result it did not show.
+    Not in the result itself: a Grep's first line is a hit, a Glob's entries are file names."""
+    size = sum(_size(response.get(k)) for k in fields)
+    if size <= max(threshold, budget):
+        return None  # only scrubbed, not shortened
+    texts = [v if isinstance(v, str) else "\n".join(x for x in v if isinstance(x, str))
+             for k in fields if isinstance(v := response.get(k), (str, list)) and v]
+    return (f"{_where(chr(10).join(texts), size, spill_dir)} The gaps are marked `[... N lines omitted ...]`; "
+            f"Read or Grep that file for the rest.")
 
 
 def _whole(response: dict, transcript_path) -> dict:
