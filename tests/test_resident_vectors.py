@@ -168,3 +168,22 @@ def test_distances_bit_equal_to_vec0_on_every_row(index):
             sql = dict(held.conn.execute("SELECT rowid, vec_distance_cosine(embedding, vec_int8(:v)) FROM chunks_vec",
                                          {"v": q}))
             assert mine == sql
+
+
+def test_query_quantised_with_numpy_gives_the_same_bytes(index):
+    """Where numpy is loaded, quantize_int8 runs on arrays: byte for byte the pure-Python form."""
+    import random
+
+    import numpy as np
+
+    from vaultrag.store.sqlite.vectors import _quantize_int8_np, _quantize_int8_py
+
+    cfg, enc = index
+    rng = random.Random(18)
+    vecs = [list(enc.encode(t)) for t in QUERIES]
+    vecs += [[rng.gauss(0, 1) * (12 if i % 41 == 0 else 1) for i in range(256)] for _ in range(400)]
+    vecs += [[struct.unpack("<f", struct.pack("<f", x))[0] for x in v] for v in vecs[5:105]]  # float32 inputs
+    vecs += [[0.0] * 256, [0.0] * 255 + [1.0], [1e-30] * 256, [rng.gauss(0, 1) for _ in range(300)], [0.5] * 10]
+    got = [_quantize_int8_np(v, np) for v in vecs]
+    assert got == [_quantize_int8_py(v) for v in vecs]
+    assert got[-5] is None and got[0] is not None and len(got[-2]) == 512
