@@ -28,10 +28,10 @@ from .schema import VEC_TABLE
 ROWIDS_TABLE = f"{VEC_TABLE}_rowids"  # vec0's own table: one row per stored vector
 
 # Vector queries on one index in this process before its vectors are loaded: ski rental, the
-# one-off cost over the saving per query. tldr (38k chunks, 2 cores): importing numpy ~60 ms CPU
-# and reading the vec0 table ~100 ms, against ~2 ms saved per query (BENCHMARKS.md, "Stop 20 --
-# warm9"), so a process that asks fewer than ~80 queries never pays for it.
-RESIDENT_AFTER = 80
+# one-off cost over the saving per query. tldr (38k chunks, 2 shared cores): importing numpy ~45 ms
+# CPU and reading the vec0 table into the matrix 120-180 ms, against 0.7-2 ms of CPU saved per query
+# (BENCHMARKS.md, "Stop 20 -- warm9"): a process that asks fewer than ~200 queries never pays it.
+RESIDENT_AFTER = 200
 # float32 matrix, 4 bytes per coordinate: 256 dimensions cost 1 KB a chunk, so 38k chunks 39 MB
 # and a 400k-chunk vault 410 MB, which a background service should not hold; above this vec0 is kept.
 RESIDENT_MAX_BYTES = 160 << 20
