@@ -30,6 +30,7 @@ import argparse
 import json
 import os
 import random
+import re
 import shutil
 import subprocess
 import sys
@@ -135,13 +136,31 @@ def shim_venv(tree: Path, dest: Path) -> Path:
     for f in site_here.glob("*.pth"):
         shutil.copy(f, site_there / f.name)
     for f in site_here.glob("__editable__*finder.py"):
-        (site_there / f.name).write_text(f.read_text().replace(repr(str(REPO / "vaultrag"))[1:-1],
-                                                               str(tree / "vaultrag")).replace(str(REPO), str(tree)))
+        text = f.read_text()
+        installed = installed_root(text) or REPO  # the checkout the shared venv's editable install maps
+        (site_there / f.name).write_text(text.replace(str(installed / "vaultrag"), str(tree / "vaultrag"))
+                                         .replace(str(installed), str(tree)))
     (site_there / "00_vaultrag_bench_deps.pth").write_text(f"{site_here}\n")
     script = venv / "bin" / "vaultrag"
     script.write_text(f"#!{venv / 'bin' / 'python'}\n{CONSOLE_SCRIPT}")
     script.chmod(0o755)
     return venv
+
+
+def installed_root(finder_text: str) -> Path | None:
+    """The checkout an editable finder maps `vaultrag` to (its MAPPING line), or None."""
+    m = re.search(r"MAPPING[^=]*=\s*\{'vaultrag':\s*'([^']+)'", finder_text)
+    return Path(m.group(1)).parent if m else None
+
+
+def this_venv(tmp: Path) -> Path:
+    """This venv when its editable install maps `vaultrag` to this checkout; else (a venv shared by
+    several worktrees, installed from another) a shim venv that does."""
+    probe = subprocess.run([PY, "-I", "-c", "import vaultrag; print(vaultrag.__file__)"], capture_output=True, text=True)
+    if Path(probe.stdout.strip()).resolve().parent == (REPO / "vaultrag").resolve():
+        return REPO / ".venv"
+    print(f"this venv imports {probe.stdout.strip()}: timing this tree through a shim venv", file=sys.stderr)
+    return shim_venv(REPO, tmp / "this")
 
 
 class Tree:
@@ -259,7 +278,7 @@ def main() -> int:
         print("building the index...", file=sys.stderr, flush=True)
         subprocess.run([PY, "-m", "vaultrag", "reindex", "--vault", str(args.vault), "--db", str(db)], env=env,
                        check=True, cwd=str(REPO), stdout=subprocess.DEVNULL)
-    trees = [Tree("this", REPO, REPO / ".venv", db, tmp, env)]
+    trees = [Tree("this", REPO, this_venv(tmp), db, tmp, env)]
     for i, rev in enumerate(args.against):
         name = "against" if i == 0 else f"against{i + 1}"
         other = export_tree(rev, tmp / name)
@@ -272,6 +291,9 @@ def main() -> int:
                      text=True).stdout.strip() else ""),
                  "against": args.against[0] if len(args.against) == 1 else args.against or None,
                  "load_before": os.getloadavg()}
+    for t in trees:  # which checkout each tree's interpreter really runs
+        out[f"{t.name}_imports"] = subprocess.run([t.py, "-I", "-c", "import vaultrag; print(vaultrag.__file__)"],
+                                                  capture_output=True, text=True).stdout.strip()
     times = {(t.name, r): ([], [], 0) for t in trees for r in rows}
     try:
         for t in trees:
