@@ -21,7 +21,8 @@ EXACT_SQL = ("SELECT rowid, vec_distance_cosine(embedding, vec_int8(:v)) AS d FR
 
 
 @pytest.fixture(autouse=True)
-def fresh_counts():
+def fresh_counts(monkeypatch):
+    monkeypatch.setenv("OPENBLAS_NUM_THREADS", "1")  # numpy is loaded here: say its BLAS runs one thread
     resident.forget()
     yield
     resident.forget()
@@ -187,3 +188,45 @@ def test_query_quantised_with_numpy_gives_the_same_bytes(index):
     got = [_quantize_int8_np(v, np) for v in vecs]
     assert got == [_quantize_int8_py(v) for v in vecs]
     assert got[-5] is None and got[0] is not None and len(got[-2]) == 512
+
+
+def test_vec0_answers_when_numpy_was_loaded_with_blas_threads(index, monkeypatch):
+    """Someone else imported numpy without OPENBLAS_NUM_THREADS=1: their threads would spin on every
+    query's product, so the store keeps vec0."""
+    cfg, enc = index
+    for setting in ("4", None):
+        if setting is None:
+            monkeypatch.delenv("OPENBLAS_NUM_THREADS")
+        else:
+            monkeypatch.setenv("OPENBLAS_NUM_THREADS", setting)
+        resident.forget()
+        with Store(cfg.db_path(), readonly=True) as s:
+            s.resident_vectors = True
+            s.knn(enc.encode(QUERIES[0]), 5)
+            assert s._held[1] is None
+
+
+def test_a_fresh_process_loads_numpy_only_when_due_and_with_one_blas_thread(index):
+    import json
+    import os
+    import subprocess
+    import sys
+
+    cfg, _ = index
+    code = ("import json, os, sys\n"
+            "from vaultrag.store import Store\n"
+            "from vaultrag.store.sqlite import resident\n"
+            "resident.RESIDENT_AFTER = 5\n"
+            "s = Store(sys.argv[1], readonly=True)\n"
+            "vec = [((i * 7919) % 13 - 6) / 6.0 for i in range(256)]\n"
+            "seen = []\n"
+            "for i in range(6):\n"
+            "    s.knn(vec, 5)\n"
+            "    seen.append('numpy' in sys.modules)\n"
+            "print(json.dumps([seen, os.environ.get('OPENBLAS_NUM_THREADS'), s._held[1] is not None]))\n")
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+    p = subprocess.run([sys.executable, "-c", code, str(cfg.db_path())], capture_output=True, text=True, env=env,
+                       timeout=120)
+    assert p.returncode == 0, p.stderr
+    seen, threads, held = json.loads(p.stdout.strip().splitlines()[-1])
+    assert seen == [False, False, False, False, True, True] and threads == "1" and held

@@ -7,19 +7,21 @@ hold the same int8 vectors as a float32 matrix and rank all of them by their exa
 matrix-vector product (the int8 dot products are integers below 2**24, so float32 sums them
 exactly in any order) and the distance in double precision, rounded to float32, as vec0's
 `vec_distance_cosine` computes it (the same bits: a test compares them). That is the exact int8
-top k (the two-stage KNN keeps 0.986 / 1.000 of it at k = 30 / 10), and `similarities()` for the
-lexical candidates reads the same distances.
+top k (vec0's two-stage KNN keeps 0.956 / 0.960 of it at k = 30 / 10 on tldr), and `similarities()`
+for the lexical candidates reads the same distances.
 
 When: only after `RESIDENT_AFTER` vector queries on one index in this process (a hook or a CLI
 search asks one, and must stay free of numpy: tests/test_cold_path.py), only read-only int8 stores,
-and only while the matrix stays under `RESIDENT_MAX_BYTES`. It is reloaded when another connection
-changed the vectors: each store checks `PRAGMA data_version` (its own connection's view of other
-commits) per query and, when it moved, the vector table's fingerprint. Stores of one process on
+only while the matrix stays under `RESIDENT_MAX_BYTES`, and only with one BLAS thread
+(`_one_blas_thread`). It is reloaded when another connection changed the vectors: each store
+checks `PRAGMA data_version` (its own connection's view of other commits) per query and, when it
+moved, the vector table's fingerprint. Stores of one process on
 the same file share one matrix (serve keeps a store per worker thread).
 """
 from __future__ import annotations
 
 import os
+import sys
 import threading
 import weakref
 
@@ -114,6 +116,21 @@ class Resident:
         return {int(i): float(x) for i, x in zip(want[found].tolist(), d[pos[found]].tolist())}
 
 
+def _one_blas_thread() -> bool:
+    """numpy importable, and its BLAS told to run one thread. One matrix-vector product a query is too
+    small to share: OpenBLAS's helper threads spin for the next one, and on 2 busy cores the warm
+    query cost 1.6x the CPU of vec0's (BENCHMARKS.md, "Stop 20 -- warm9"). When numpy is not loaded
+    yet we load it so (unless OPENBLAS_NUM_THREADS is set); when someone else loaded it without
+    that setting, their BLAS threads are theirs and vec0 answers."""
+    if "numpy" not in sys.modules:
+        os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+        try:
+            import numpy  # noqa: F401
+        except ImportError:
+            return False
+    return os.environ.get("OPENBLAS_NUM_THREADS") == "1"
+
+
 def due(path: os.PathLike | str, *, now: bool = False) -> bool:
     """Count one vector query on the index at `path`; True once RESIDENT_AFTER were asked (or `now`)."""
     key = str(path)
@@ -134,9 +151,7 @@ def held(conn, path: os.PathLike | str, dim: int) -> Resident | None:
             return current
         if fp[1] * dim * 4 > RESIDENT_MAX_BYTES:
             return None
-        try:
-            import numpy  # noqa: F401
-        except ImportError:
+        if not _one_blas_thread():
             return None
         conn.execute("BEGIN")  # the fingerprint and the rows from one snapshot
         try:
