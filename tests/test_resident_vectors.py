@@ -230,3 +230,25 @@ def test_a_fresh_process_loads_numpy_only_when_due_and_with_one_blas_thread(inde
     assert p.returncode == 0, p.stderr
     seen, threads, held = json.loads(p.stdout.strip().splitlines()[-1])
     assert seen == [False, False, False, False, True, True] and threads == "1" and held
+
+
+def test_a_full_rebuild_new_file_gets_its_own_matrix(index, vault):
+    """`reindex --full` renames a new file over the index: a store opened before keeps reading the
+    old file (and its matrix), one opened after reads the new file's vectors, not the old matrix."""
+    cfg, enc = index
+    text = "Otters hold hands while they sleep so they do not drift apart"
+    blob = _blob(enc.encode(text))
+    with Store(cfg.db_path(), readonly=True) as before:
+        before.resident_vectors = True
+        old_top = before.vec_search(blob, 3, "int8")
+        chunks = before.counts()["vectors"]
+        (vault / "People" / "Ada.md").write_text(f"# Ada\n\n{text}.\n", encoding="utf-8")  # same chunk count
+        reindex(cfg, full=True)
+        with Store(cfg.db_path(), readonly=True) as after:
+            after.resident_vectors = True
+            new_top = after.vec_search(blob, 3, "int8")
+            assert after.counts()["vectors"] == chunks  # so only the file tells the two matrices apart
+            assert after.file_id != before.file_id and after._held[1] is not before._held[1]
+            dim = int(after.get_meta("vector_dim"))
+            assert new_top == exact_by_hand(after, query_int8(blob, dim), 3)
+            assert before.vec_search(blob, 3, "int8") == old_top == exact_by_hand(before, query_int8(blob, dim), 3)

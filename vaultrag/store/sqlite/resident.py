@@ -40,12 +40,12 @@ RESIDENT_MAX_BYTES = 160 << 20
 
 _LOCK = threading.Lock()
 _QUERIES: dict[str, int] = {}  # index path -> vector queries seen in this process
-# index path -> the latest matrix loaded, while a store still uses it (stores hold it strongly)
-_HELD: "weakref.WeakValueDictionary[str, Resident]" = weakref.WeakValueDictionary()
+# (index path, file identity) -> the latest matrix loaded, while a store uses it (stores hold it)
+_HELD: "weakref.WeakValueDictionary[tuple, Resident]" = weakref.WeakValueDictionary()
 
 
 def fingerprint(conn) -> tuple:
-    """What changes whenever the stored vectors change, read through `conn`: the file, the vector
+    """What changes whenever the stored vectors of one file change, read through `conn`: the vector
     table's row count and insert counter (vec0 keeps an AUTOINCREMENT rowid table: every insert
     moves it, a delete lowers the count) and the model and type the meta table records (a model
     change drops and recreates the table)."""
@@ -139,11 +139,12 @@ def due(path: os.PathLike | str, *, now: bool = False) -> bool:
     return now or count >= RESIDENT_AFTER
 
 
-def held(conn, path: os.PathLike | str, dim: int) -> Resident | None:
+def held(conn, path: os.PathLike | str, file_id, dim: int) -> Resident | None:
     """The vectors of the index at `path` as `conn` sees them now: the matrix this process already
-    holds when its fingerprint still matches, else loaded (and shared). None: keep vec0 (over the
-    size cap, or no numpy)."""
-    key = str(path)
+    holds when its fingerprint still matches, else loaded (and shared). `file_id`: (st_dev, st_ino)
+    of the file `conn` opened (a full rebuild renames a new file over it; older stores keep reading
+    the old one). None: keep vec0 (over the size cap, no numpy, or BLAS threads)."""
+    key = (str(path), file_id)
     with _LOCK:
         fp = fingerprint(conn)
         current = _HELD.get(key)
@@ -153,11 +154,14 @@ def held(conn, path: os.PathLike | str, dim: int) -> Resident | None:
             return None
         if not _one_blas_thread():
             return None
-        conn.execute("BEGIN")  # the fingerprint and the rows from one snapshot
+        own = not conn.in_transaction  # the fingerprint and the rows from one snapshot
+        if own:
+            conn.execute("BEGIN")
         try:
             loaded = Resident.load(conn, fingerprint(conn), dim)
         finally:
-            conn.execute("COMMIT")
+            if own:
+                conn.execute("COMMIT")
         _HELD[key] = loaded
         return loaded
 
@@ -165,8 +169,10 @@ def held(conn, path: os.PathLike | str, dim: int) -> Resident | None:
 def forget(path: os.PathLike | str | None = None) -> None:
     """Drop the query counts and the shared matrices (of one index, or all); stores keep theirs."""
     with _LOCK:
-        for d in (_QUERIES, _HELD):
-            if path is None:
-                d.clear()
-            else:
-                d.pop(str(path), None)
+        if path is None:
+            _QUERIES.clear()
+            _HELD.clear()
+            return
+        _QUERIES.pop(str(path), None)
+        for key in [k for k in list(_HELD.keys()) if k[0] == str(path)]:
+            _HELD.pop(key, None)

@@ -159,6 +159,11 @@ class _StoreBase:
             raise IndexMissing(f"no index at {self.path}; build it with: {fix_command('reindex --vault PATH')}")
         self.readonly = readonly
         try:
+            st = os.stat(self.path)
+            self.file_id: tuple[int, int] | None = (st.st_dev, st.st_ino)  # the file this store opens
+        except OSError:
+            self.file_id = None  # a writer creating it
+        try:
             self.conn = connect(self.path, readonly=readonly)
             self.vec_error = load_vec(self.conn) if with_vec else "vectors not requested"
             self.rebuilt_from: int | None = None  # schema version of an index this open replaced
@@ -783,7 +788,7 @@ class QueryMixin:
         if not counting or not resident.due(self.path, now=bool(self.resident_vectors)):
             return None
         dim = padded_dim(int(self.get_meta("vector_dim") or 0))
-        self._held = (version, resident.held(self.conn, self.path, dim) if dim else None)
+        self._held = (version, resident.held(self.conn, self.path, self.file_id, dim) if dim else None)
         return self._held[1]
 
     def links_from(self, file_ids: Sequence[int]) -> list[LinkOut]:
