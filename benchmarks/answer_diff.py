@@ -1,7 +1,9 @@
 """The SQLite store's exact BM25 top-k (store/sqlite/bm25.py) against FTS5's bm25() over every match:
-the same answers and hook decisions, and what the lexical pass costs each way.
+the same answers and hook decisions, and what the lexical pass costs each way. With --vectors: the
+int8 KNN from vectors held in memory (store/sqlite/resident.py, exact) against vec0's two-stage KNN,
+counting the answers that change, and what the vector pass (Store.knn + similarities) costs each way.
 
-    HF_HUB_OFFLINE=1 .venv/bin/python benchmarks/answer_diff.py --vault /tmp/tldr --db /tmp/tldr.sqlite [--queries 300]
+    HF_HUB_OFFLINE=1 .venv/bin/python benchmarks/answer_diff.py --vault /tmp/tldr --db /tmp/tldr.sqlite [--queries 300] [--vectors]
 
 Queries: the English example descriptions of the tldr pages in --vault ("- Download a file over
 HTTP:"), a fixed-seed sample; --prompts FILE takes one a line instead. Each query runs through
@@ -48,7 +50,10 @@ def main() -> int:
     ap.add_argument("--queries", type=int, default=300)
     ap.add_argument("--seed", type=int, default=16)
     ap.add_argument("--prompts", type=Path, help="a UTF-8 file of queries, one a line")
+    ap.add_argument("--vectors", action="store_true", help="resident int8 vectors against vec0 (not bm25)")
     args = ap.parse_args()
+    if args.vectors:
+        return vectors_diff(args)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ["VAULTRAG_DB"] = str(args.db)
     os.environ["VAULTRAG_VAULT"] = str(args.vault)
@@ -116,6 +121,65 @@ def main() -> int:
     print(json.dumps(out, indent=1))
     store.close()
     return 0 if same_answer == n else 1
+
+
+def vectors_diff(args) -> int:
+    os.environ["VAULTRAG_DB"] = str(args.db)
+    os.environ["VAULTRAG_VAULT"] = str(args.vault)
+    os.environ.setdefault("VAULTRAG_MODEL", "bundled")
+    from vaultrag.config import load_config
+    from vaultrag.retrieve.inject import hook_answer
+    from vaultrag.store import open_store
+
+    queries = ([ln.strip() for ln in args.prompts.read_text(encoding="utf-8").splitlines() if ln.strip()]
+               if args.prompts else tldr_queries(args.vault, args.queries, args.seed))
+    cfg = load_config()
+    store = open_store(cfg, readonly=True)
+    cls = type(store)
+    spent = {"resident": [], "vec0": []}
+    state = {"mode": "resident"}
+    originals = {name: getattr(cls, name) for name in ("knn", "similarities")}
+
+    def timed(name):
+        def call(self, *a):
+            t = time.thread_time()
+            out = originals[name](self, *a)
+            spent[state["mode"]].append((time.thread_time() - t) * 1000)
+            return out
+        return call
+
+    for name in originals:
+        setattr(cls, name, timed(name))
+    store.resident_vectors = True
+    hook_answer("warm up the page cache and the encoder", cfg, store=store)  # loads the matrix
+    spent = {"resident": [], "vec0": []}
+    whole = {"resident": [], "vec0": []}
+    same_answer = same_decision = same_hits = 0
+    differ = []
+    for i, q in enumerate(queries):
+        got = {}
+        for mode in (("resident", "vec0") if i % 2 == 0 else ("vec0", "resident")):
+            state["mode"] = mode
+            store.resident_vectors = mode == "resident"
+            t = time.thread_time()
+            got[mode] = hook_answer(q, cfg, store=store)
+            whole[mode].append((time.thread_time() - t) * 1000)
+        a, b = (json.dumps(got[m].to_dict(), sort_keys=True, default=str) for m in ("resident", "vec0"))
+        same_answer += a == b
+        same_hits += [h.chunk_id for h in got["resident"].hits] == [h.chunk_id for h in got["vec0"].hits]
+        same_decision += got["resident"].evidence.get("inject") == got["vec0"].evidence.get("inject")
+        if a != b and len(differ) < 10:
+            differ.append(q)
+    vec = {m: sum(v) for m, v in spent.items()}
+    out = {"db": str(args.db), "queries": len(queries), "identical_answers": same_answer,
+           "identical_hit_lists": same_hits, "identical_decisions": same_decision, "differing": differ,
+           "vector_cpu_ms_total": {m: round(v, 1) for m, v in vec.items()},
+           "vector_ratio_resident_over_vec0": round(vec["resident"] / vec["vec0"], 3) if vec["vec0"] else None,
+           "hook_answer_cpu_ms_p50": {m: round(statistics.median(v), 2) for m, v in whole.items() if v},
+           "hook_answer_cpu_ms_total": {m: round(sum(v), 1) for m, v in whole.items()}}
+    print(json.dumps(out, indent=1))
+    store.close()
+    return 0
 
 
 if __name__ == "__main__":

@@ -18,8 +18,9 @@ Rows, round robin (a shuffled order per round), every fresh process timed around
   no server running;
 - search_cli: `vaultrag search "q" --json` (the console script);
 - forwarded: the same hook command while `vaultrag serve --socket` of that tree runs;
-- warm: `search(q, cfg, store=store)` in a resident process of that tree (index open, one warm-up);
-  its CPU is the worker thread's own (`time.thread_time`).
+- warm: `search(q, cfg, store=store)` in a resident process of that tree (index open, --warm-queries
+  warm-up queries first: 1, or past store/sqlite/resident.py's RESIDENT_AFTER for a process that has
+  run a while); its CPU is the worker process's (`time.process_time`: BLAS helper threads included).
 Prints one JSON object: per tree and row p50/p95 (wall), CPU p50, outputs seen; and the ratios
 this/against of the p50s. Progress on stderr.
 """
@@ -29,6 +30,7 @@ import argparse
 import json
 import os
 import random
+import re
 import shutil
 import subprocess
 import sys
@@ -59,13 +61,14 @@ from vaultrag.retrieve.pipeline import search
 from vaultrag.store import open_store
 cfg = load_config()
 store = open_store(cfg, readonly=True)
-search("warm up the page cache and the encoder", cfg, store=store)
+for i in range(int(sys.argv[1])):
+    search(f"warm up the page cache and the encoder {i}", cfg, store=store)
 print("ready", flush=True)
 for line in sys.stdin:
     q = json.loads(line)
-    t, c = time.perf_counter(), time.thread_time()
+    t, c = time.perf_counter(), time.process_time()
     ans = search(q, cfg, store=store)
-    print(json.dumps([(time.perf_counter() - t) * 1000, ans.status, (time.thread_time() - c) * 1000]), flush=True)
+    print(json.dumps([(time.perf_counter() - t) * 1000, ans.status, (time.process_time() - c) * 1000]), flush=True)
 """
 CONSOLE_SCRIPT = "import sys\nfrom vaultrag.cli import main\nif __name__ == '__main__':\n    sys.exit(main())\n"
 
@@ -133,13 +136,31 @@ def shim_venv(tree: Path, dest: Path) -> Path:
     for f in site_here.glob("*.pth"):
         shutil.copy(f, site_there / f.name)
     for f in site_here.glob("__editable__*finder.py"):
-        (site_there / f.name).write_text(f.read_text().replace(repr(str(REPO / "vaultrag"))[1:-1],
-                                                               str(tree / "vaultrag")).replace(str(REPO), str(tree)))
+        text = f.read_text()
+        installed = installed_root(text) or REPO  # the checkout the shared venv's editable install maps
+        (site_there / f.name).write_text(text.replace(str(installed / "vaultrag"), str(tree / "vaultrag"))
+                                         .replace(str(installed), str(tree)))
     (site_there / "00_vaultrag_bench_deps.pth").write_text(f"{site_here}\n")
     script = venv / "bin" / "vaultrag"
     script.write_text(f"#!{venv / 'bin' / 'python'}\n{CONSOLE_SCRIPT}")
     script.chmod(0o755)
     return venv
+
+
+def installed_root(finder_text: str) -> Path | None:
+    """The checkout an editable finder maps `vaultrag` to (its MAPPING line), or None."""
+    m = re.search(r"MAPPING[^=]*=\s*\{'vaultrag':\s*'([^']+)'", finder_text)
+    return Path(m.group(1)).parent if m else None
+
+
+def this_venv(tmp: Path) -> Path:
+    """This venv when its editable install maps `vaultrag` to this checkout; else (a venv shared by
+    several worktrees, installed from another) a shim venv that does."""
+    probe = subprocess.run([PY, "-I", "-c", "import vaultrag; print(vaultrag.__file__)"], capture_output=True, text=True)
+    if Path(probe.stdout.strip()).resolve().parent == (REPO / "vaultrag").resolve():
+        return REPO / ".venv"
+    print(f"this venv imports {probe.stdout.strip()}: timing this tree through a shim venv", file=sys.stderr)
+    return shim_venv(REPO, tmp / "this")
 
 
 class Tree:
@@ -150,10 +171,11 @@ class Tree:
         self.sock = tmp / f"{name}.sock"
         self.env = {**env, "VAULTRAG_DB": str(db)}
         self.server = self.worker = None
+        self.warm_queries = 1
 
     def start(self, vault: Path, port: int, *, server: bool = True, worker: bool = True) -> None:
         if worker:
-            self.worker = subprocess.Popen([self.py, "-I", "-c", WARM_WORKER], env=self.env, stdin=subprocess.PIPE,
+            self.worker = subprocess.Popen([self.py, "-I", "-c", WARM_WORKER, str(self.warm_queries)], env=self.env, stdin=subprocess.PIPE,
                                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
             if self.worker.stdout.readline().strip() != "ready":
                 raise SystemExit(f"{self.name}: the warm worker did not start")
@@ -232,6 +254,8 @@ def main() -> int:
     ap.add_argument("--rows", default=",".join(ROWS),
                     help="comma-separated subset of " + ",".join(ROWS) + " (without `forwarded` no server is started)")
     ap.add_argument("--hook-timeout-ms", type=int, default=60_000, help="VAULTRAG_HOOK_TIMEOUT_MS of the fresh hooks")
+    ap.add_argument("--warm-queries", type=int, default=1,
+                    help="queries the warm worker asks before it is timed (past RESIDENT_AFTER: a process that has run a while)")
     ap.add_argument("--prompts", type=Path, help="a UTF-8 file of prompts, one a line (default: the English PROMPTS)")
     args = ap.parse_args()
     rows = tuple(r for r in ROWS if r in args.rows.split(","))
@@ -254,7 +278,7 @@ def main() -> int:
         print("building the index...", file=sys.stderr, flush=True)
         subprocess.run([PY, "-m", "vaultrag", "reindex", "--vault", str(args.vault), "--db", str(db)], env=env,
                        check=True, cwd=str(REPO), stdout=subprocess.DEVNULL)
-    trees = [Tree("this", REPO, REPO / ".venv", db, tmp, env)]
+    trees = [Tree("this", REPO, this_venv(tmp), db, tmp, env)]
     for i, rev in enumerate(args.against):
         name = "against" if i == 0 else f"against{i + 1}"
         other = export_tree(rev, tmp / name)
@@ -267,10 +291,14 @@ def main() -> int:
                      text=True).stdout.strip() else ""),
                  "against": args.against[0] if len(args.against) == 1 else args.against or None,
                  "load_before": os.getloadavg()}
+    for t in trees:  # which checkout each tree's interpreter really runs
+        out[f"{t.name}_imports"] = subprocess.run([t.py, "-I", "-c", "import vaultrag; print(vaultrag.__file__)"],
+                                                  capture_output=True, text=True).stdout.strip()
     times = {(t.name, r): ([], [], 0) for t in trees for r in rows}
     try:
         for t in trees:
             print(f"starting {t.name}'s server and warm worker...", file=sys.stderr, flush=True)
+            t.warm_queries = args.warm_queries
             t.start(args.vault, free_port(), server="forwarded" in rows, worker="warm" in rows)
         rng = random.Random(args.seed)
         jobs = [(t, r) for t in trees for r in rows]

@@ -61,7 +61,15 @@ def _need_serve_extra() -> None:
         raise DependencyMissing(f"`vaultrag serve` and `vaultrag mcp` need {exc.name}: {INSTALL_HINT}") from None
 
 
+def one_blas_thread() -> None:
+    """A resident process answers many small queries, several at once on a thread pool: numpy's
+    BLAS (the resident int8 vectors' one matrix-vector product a query, store/sqlite/resident.py)
+    runs one thread unless the user says otherwise. Set before anything imports numpy."""
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+
 def cmd_serve(args) -> int:
+    one_blas_thread()
     _need_serve_extra()
     from .runner import ServeOptions, serve
 
@@ -71,6 +79,7 @@ def cmd_serve(args) -> int:
 
 
 def cmd_mcp(args) -> int:
+    one_blas_thread()
     _need_serve_extra()
     from .mcp_server import run_stdio
 

@@ -12,11 +12,11 @@ from pathlib import Path
 from ...errors import IndexCorrupt, IndexLocked, IndexMissing, damaged_index, fix_command, index_failure
 from ...textutil import fts_text
 from ..base import FileRecord, FileWrite, IndexMeta, LinkOut, Store, StoredChunk, Term, meta_from_strings, meta_to_strings
-from . import fts, schema
+from . import fts, resident, schema
 from .bm25 import Bm25
 from .connection import busy_timeout_ms, connect, load_vec
 from .vocab import VocabMixin
-from .vectors import VEC_CANDIDATE_FACTOR, query_int8, quantize_int8_batch
+from .vectors import VEC_CANDIDATE_FACTOR, padded_dim, query_int8, quantize_int8_batch
 
 
 def fts_row(text: str, search_text: str | None, heading_path: str, context: str, lang: str | None,
@@ -158,6 +158,11 @@ class _StoreBase:
         if readonly and not self.path.exists():
             raise IndexMissing(f"no index at {self.path}; build it with: {fix_command('reindex --vault PATH')}")
         self.readonly = readonly
+        try:
+            st = os.stat(self.path)
+            self.file_id: tuple[int, int] | None = (st.st_dev, st.st_ino)  # the file this store opens
+        except OSError:
+            self.file_id = None  # a writer creating it
         try:
             self.conn = connect(self.path, readonly=readonly)
             self.vec_error = load_vec(self.conn) if with_vec else "vectors not requested"
@@ -719,6 +724,9 @@ class QueryMixin:
         if q is None:
             return []
         if vector_type == "int8":
+            held = self._resident(counting=True)
+            if held is not None:
+                return held.top(q, k)  # the exact int8 top k, from memory (store/sqlite/resident.py)
             kc = max(k, round(k * candidate_factor))
             rows = self.conn.execute(schema.VEC_SEARCH_INT8, {"v": q, "k": kc}).fetchall()
             self._remember_distances(q, rows)
@@ -734,6 +742,9 @@ class QueryMixin:
         # One point lookup per id: vec0 scans the whole table for `rowid IN (...)` (7 ms at 38k
         # chunks) but answers `rowid = ?` directly (30 lookups 0.6 ms). Ids the KNN just ranked
         # for this query already have their distance (the same expression on the same rows).
+        held = self._resident(counting=False) if fn == "vec_int8" else None
+        if held is not None:
+            return held.lookup(q, ids)  # the rows the KNN ranked: the same distances
         known = self._known_distances(q) if fn == "vec_int8" else {}
         sql = f"SELECT vec_distance_cosine(embedding, {fn}(?)) FROM {schema.VEC_TABLE} WHERE rowid = ?"
         out = {}
@@ -761,6 +772,24 @@ class QueryMixin:
 
     def _data_version(self) -> int:
         return self.conn.execute("PRAGMA data_version").fetchone()[0]
+
+    # Issue 18 (warm query): a long-lived read-only store answers int8 KNN from the vectors held in
+    # memory once this process has asked enough queries of the index (resident.py says when and why).
+    # `resident_vectors`: None decides so; False keeps vec0 (benchmarks); True loads from the first query.
+    resident_vectors: bool | None = None
+
+    def _resident(self, *, counting: bool) -> resident.Resident | None:
+        if not self.readonly or self.resident_vectors is False:
+            return None
+        version = self._data_version()
+        last = getattr(self, "_held", None)
+        if last is not None and last[0] == version:
+            return last[1]  # decided for what this connection sees (no commit by another since)
+        if not counting or not resident.due(self.path, now=bool(self.resident_vectors)):
+            return None
+        dim = padded_dim(int(self.get_meta("vector_dim") or 0))
+        self._held = (version, resident.held(self.conn, self.path, self.file_id, dim) if dim else None)
+        return self._held[1]
 
     def links_from(self, file_ids: Sequence[int]) -> list[LinkOut]:
         if not file_ids:
