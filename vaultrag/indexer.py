@@ -550,19 +550,22 @@ def _index_files(store: Store, cfg: Config, root: Path, report: Report, progress
     report.workers = max(report.workers, size)
     written: list[str] = []
     forms = getattr(store, "precompute_forms", None)  # search forms (FTS5 text, tsvectors) made by the workers
-    with closing(prepared_files(jobs, root, cfg, count_tokens, embedder, size, method, forms)) as items:
+    pack = getattr(store, "precompute_vectors", None)  # and vectors in the store's form (SQLite: int8 blobs)
+    with closing(prepared_files(jobs, root, cfg, count_tokens, embedder, size, method, forms, pack)) as items:
         for start in range(0, len(jobs), group):
             if stop.flag:
                 break
             done = [next(items) for _ in jobs[start:start + group]]
-            _write_group(store, cfg, report, progress, embedder, done, indexed, written, len(jobs))
+            _write_group(store, cfg, report, progress, embedder, done, indexed, written, len(jobs), pack is not None)
     if stop.flag:
         report.interrupted = True
     return written
 
 
 def _write_group(store: Store, cfg: Config, report: Report, progress: Progress | None, embedder, group: list,
-                 indexed: dict, written: list[str], total: int) -> None:
+                 indexed: dict, written: list[str], total: int, packed: bool = False) -> None:
+    """Write the prepared files of `group` in one transaction. `packed`: the vectors workers computed
+    come in the store's form (index_pool's `pack`)."""
     batch = []
     touched: list[tuple[str, os.stat_result]] = []
     computed: dict = {}
@@ -586,7 +589,7 @@ def _write_group(store: Store, cfg: Config, report: Report, progress: Progress |
         report.warnings.extend((shown, w) for w in p.warnings)
         batch.append((p.fw, list(p.inputs), p.job.stored in indexed))
     vectors = _embed_batch(store, embedder, [b[1] for b in batch], [b[0] for b in batch], cfg, report,
-                           computed=computed if computed else None)
+                           computed=computed if computed else None, packed=packed)
     with store.transaction():
         for stored, st in touched:
             store.touch_file(stored, st.st_mtime_ns, st.st_size)

@@ -46,6 +46,19 @@ def fts_forms(fw: FileWrite) -> tuple[tuple[str, str, str], ...]:
     return tuple(fts_row(ch.text, ch.search_text, ch.heading_path, ch.context, fw.lang, form) for ch in fw.chunks)
 
 
+def pack_vectors(matrix, vector_type: str) -> list[bytes | None]:
+    """Embedded vectors (a matrix, one a row) as vec0 blobs: float32 as is; int8 rotated and
+    scaled as store/sqlite/vectors.py explains (None for an all-zero vector, which gets no row).
+    Each row's blob depends on that row alone, so index_pool's workers pack what they embed
+    (`precompute_vectors`) and the writer receives blobs a quarter the size of float32 rows."""
+    import numpy as np
+
+    m = np.asarray(matrix, dtype=np.float32)
+    if vector_type != "int8":
+        return [row.astype("<f4").tobytes() for row in m]
+    return quantize_int8_batch(m)
+
+
 def pack_text(text: str, dict_id: int = 0, primed=None) -> str | bytes:
     """Chunk text as stored: a BLOB (dictionary id byte, then raw deflate; `primed` is a compressor
     already fed dictionary `dict_id`) when long enough and smaller, else the text itself."""
@@ -366,6 +379,7 @@ class _StoreBase:
 
     files_snapshot = True  # schema.BASE: triggers on `files` drop the snapshot row
     precompute_forms = staticmethod(fts_forms)  # index_pool's workers fill FileWrite.search_forms with it
+    precompute_vectors = staticmethod(pack_vectors)  # ... and pack the vectors they embed with it
 
     def files_at(self, paths: Sequence[str], folders: Sequence[str] = ()) -> dict[str, FileRecord]:
         """`Store.files_at` through the UNIQUE index on files.path: exact paths, then one range a folder."""
@@ -460,14 +474,7 @@ class _StoreBase:
     has_vectors = has_vec_table
 
     def pack_vectors(self, matrix, vector_type: str) -> list[bytes | None]:
-        """Embedded vectors (a matrix, one a row) as vec0 blobs: float32 as is; int8 rotated and
-        scaled as store/sqlite/vectors.py explains (None for an all-zero vector, which gets no row)."""
-        import numpy as np
-
-        m = np.asarray(matrix, dtype=np.float32)
-        if vector_type != "int8":
-            return [row.astype("<f4").tobytes() for row in m]
-        return quantize_int8_batch(m)
+        return pack_vectors(matrix, vector_type)
 
     def vector_type(self) -> str:
         return self.get_meta("vector_type", "int8") or "int8"
