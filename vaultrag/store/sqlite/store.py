@@ -530,13 +530,19 @@ class _StoreBase:
         self.conn.execute(self._vec_insert_sql(), (chunk_id, blob))
 
     # -- maintenance and stats ---------------------------------------------------------------
+    def pack_chunk_text(self) -> None:
+        """The chunk-text part of `optimize()` (done once: later calls find nothing to do): the
+        dictionary trained and every chunk re-deflated with it when due (`train_text_dict`), or a
+        shadow copy's deferred text deflated (`pack_deferred`). Outside a transaction."""
+        if not self.readonly:
+            self.train_text_dict()
+            self.pack_deferred()
+
     def optimize(self, *, compact: bool = False) -> None:
         """Merge the FTS segments, then give back the pages that freed if they are a large share.
         `compact` rewrites the file in any case (after a full build: b-trees filled in key order,
         no free pages)."""
-        if not self.readonly:
-            self.train_text_dict()
-            self.pack_deferred()
+        self.pack_chunk_text()
         self.conn.execute("INSERT INTO chunks_fts(chunks_fts) VALUES ('optimize')")
         pages = self.conn.execute("PRAGMA page_count").fetchone()[0]
         free = self.conn.execute("PRAGMA freelist_count").fetchone()[0]
