@@ -146,18 +146,18 @@ def _task(jobs: list[Job]):
     here travel without their embed inputs (the writer needs only the vectors)."""
     root, cfg, embedder = _STATE["root"], _STATE["cfg"], _STATE["embedder"]
     done = [prepare(job, root, cfg, _STATE["count_tokens"]) for job in jobs]
-    forms = _STATE.get("forms")
-    if forms is not None:  # the store's search forms of each chunk, made here rather than in the writer
-        done = [p if p.fw is None else replace(p, fw=replace(p.fw, search_forms=forms(p.fw))) for p in done]
-    if embedder is None:
-        return done, [], None
     todo: dict[str, str] = {}
-    for p in done:
-        if p.fw is not None:
-            for ch, inp in zip(p.fw.chunks, p.inputs):
-                todo.setdefault(ch.embed_hash, inp)
-    done = [p if p.fw is None else replace(p, inputs=()) for p in done]
-    if not todo:
+    if embedder is not None:
+        for p in done:
+            if p.fw is not None:
+                for ch, inp in zip(p.fw.chunks, p.inputs):
+                    todo.setdefault(ch.embed_hash, inp)
+    forms = _STATE.get("forms")
+    changes = {} if embedder is None else {"inputs": ()}
+    if forms is not None or changes:  # one copy a file: the store's search forms (made here rather than in
+        done = [p if p.fw is None else replace(  # the writer), the inputs dropped once embedded here
+            p, **changes, **({} if forms is None else {"fw": replace(p.fw, search_forms=forms(p.fw))})) for p in done]
+    if not todo:  # (none without an embedder)
         return done, [], None
     vectors = embedder.encode(list(todo.values()), batch_size=cfg.embed_batch_size)
     pack = _STATE.get("pack")
