@@ -221,3 +221,44 @@ def test_spawn_from_a_script_without_main_guard(real_vault, tmp_path):
     out = json.loads(p.stdout.strip().splitlines()[-1])
     assert out["workers"] == 2 and out["added"] > 100
     assert p.stdout.count('"workers"') == 1  # the script ran once, not again in each worker
+
+
+def test_workers_send_packed_vectors_without_embed_inputs(vault, monkeypatch):
+    """A worker's task packs what it embeds as the store would (SQLite: int8 blobs, the same bytes
+    as packing the whole batch in the writer) and drops the embed inputs; the writer then stores
+    those blobs without embedding anything."""
+    from vaultrag.embedder import load_embedder
+    from vaultrag.index_vectors import embed_batch
+    from vaultrag.indexer import Report, build_file, read_note, token_counter
+    from vaultrag.store.sqlite.store import SqliteStore, pack_vectors
+
+    cfg = _cfg(vault, vault.parent / "w.sqlite")
+    emb, count = load_embedder("bundled"), token_counter()[1]
+    rels = sorted(str(p.relative_to(vault)) for p in vault.rglob("*.md"))[:6]
+    jobs = [index_pool.Job(rel, rel, os.stat(vault / rel)) for rel in rels]
+    monkeypatch.setattr(index_pool, "_STATE", dict(root=vault, cfg=cfg, count_tokens=count, embedder=emb,
+                                                   forms=None, pack=pack_vectors))
+    done, hashes, blobs = index_pool._task(jobs)
+    assert all(p.fw is not None and p.inputs == () for p in done)
+    inputs: dict[str, str] = {}
+    for rel, job in zip(rels, jobs):
+        raw, text, _ = read_note(vault, rel, cfg.max_file_bytes)
+        fw, ins, _s, _w = build_file(rel, job.st, raw, text, cfg, count)
+        inputs.update((ch.embed_hash, i) for ch, i in zip(fw.chunks, ins))
+    assert hashes == list(inputs) and len(hashes) >= 6
+    assert blobs == pack_vectors(emb.encode(list(inputs.values()), batch_size=cfg.embed_batch_size), cfg.vector_type)
+
+    class NoEncode:
+        def encode(self, *_a, **_k):
+            raise AssertionError("the writer embedded what a worker had")
+
+    store = SqliteStore(vault.parent / "w.sqlite")
+    with store.transaction():
+        store.reset_vectors(emb.dim, cfg.vector_type)
+    report = Report()
+    got = embed_batch(store, NoEncode(), [list(p.inputs) for p in done], [p.fw for p in done], cfg, report,
+                      computed=dict(zip(hashes, blobs)), packed=True)
+    by_hash = dict(zip(hashes, blobs))
+    assert got == [[by_hash[ch.embed_hash] for ch in p.fw.chunks] for p in done]
+    assert report.embedding.embedded == len(hashes)
+    store.close()

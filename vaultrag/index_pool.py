@@ -45,7 +45,10 @@ POOL_MIN_FILES_SPAWN = 2000  # a spawned worker loads the model (~1 s of CPU) be
 # Files per task: large enough that one embedding call covers several notes' chunks, small enough to
 # spread a vault's big files over the workers and keep the writer fed.
 TASK_FILES = 16
-TASKS_AHEAD_PER_WORKER = 4  # tasks queued per worker: bounds the finished results held in memory
+# Tasks queued per worker: bounds the finished results held in memory (~50-100 KB a task), and must
+# outlast the writer's group commit, during which no new task is queued: with 4 a worker sat idle
+# up to 0.1-0.24 s at each 1,024-file group of a SciFact rebuild, with 16 its longest wait was 0.03-0.05 s.
+TASKS_AHEAD_PER_WORKER = 16
 PARENT_CHECK_S = 0.5  # how often a worker checks that the reindex that started it is still alive
 
 
@@ -117,7 +120,7 @@ def _watch_parent(parent: int) -> None:
 
 
 def _init(root: Path, cfg: Config, parent: int, shared, model_spec: str | None, fingerprint: str | None,
-          forms: Callable | None = None) -> None:
+          forms: Callable | None = None, pack: Callable | None = None) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     os.environ["TOKENIZERS_PARALLELISM"] = "false"  # one thread a worker: the workers fill the cores
     threading.Thread(target=_watch_parent, args=(parent,), name="vaultrag-parent-watch", daemon=True).start()
@@ -134,26 +137,31 @@ def _init(root: Path, cfg: Config, parent: int, shared, model_spec: str | None, 
             embedder = load_embedder(model_spec)
             if model_fingerprint(embedder, cfg) != fingerprint:
                 raise RuntimeError(f"the embedding model at {embedder.path} changed during the reindex; run it again")
-    _STATE.update(root=root, cfg=cfg, count_tokens=count_tokens, embedder=embedder, forms=forms)
+    _STATE.update(root=root, cfg=cfg, count_tokens=count_tokens, embedder=embedder, forms=forms, pack=pack)
 
 
 def _task(jobs: list[Job]):
-    """Prepared files, and the vectors of their distinct embed inputs (hashes, float32 matrix)."""
+    """Prepared files, and the vectors of their distinct embed inputs: (hashes, float32 matrix), or
+    (hashes, the store's packed vectors) when it gave a packer. Files whose chunks were all embedded
+    here travel without their embed inputs (the writer needs only the vectors)."""
     root, cfg, embedder = _STATE["root"], _STATE["cfg"], _STATE["embedder"]
     done = [prepare(job, root, cfg, _STATE["count_tokens"]) for job in jobs]
-    forms = _STATE.get("forms")
-    if forms is not None:  # the store's search forms of each chunk, made here rather than in the writer
-        done = [p if p.fw is None else replace(p, fw=replace(p.fw, search_forms=forms(p.fw))) for p in done]
-    if embedder is None:
-        return done, [], None
     todo: dict[str, str] = {}
-    for p in done:
-        if p.fw is not None:
-            for ch, inp in zip(p.fw.chunks, p.inputs):
-                todo.setdefault(ch.embed_hash, inp)
-    if not todo:
+    if embedder is not None:
+        for p in done:
+            if p.fw is not None:
+                for ch, inp in zip(p.fw.chunks, p.inputs):
+                    todo.setdefault(ch.embed_hash, inp)
+    forms = _STATE.get("forms")
+    changes = {} if embedder is None else {"inputs": ()}
+    if forms is not None or changes:  # one copy a file: the store's search forms (made here rather than in
+        done = [p if p.fw is None else replace(  # the writer), the inputs dropped once embedded here
+            p, **changes, **({} if forms is None else {"fw": replace(p.fw, search_forms=forms(p.fw))})) for p in done]
+    if not todo:  # (none without an embedder)
         return done, [], None
-    return done, list(todo), embedder.encode(list(todo.values()), batch_size=cfg.embed_batch_size)
+    vectors = embedder.encode(list(todo.values()), batch_size=cfg.embed_batch_size)
+    pack = _STATE.get("pack")
+    return done, list(todo), vectors if pack is None else pack(vectors, cfg.vector_type)
 
 
 # -- in the parent ------------------------------------------------------------------------------
@@ -173,18 +181,20 @@ def pool_size(jobs: int, workers: int, method: str) -> int:
 
 
 def prepared_files(jobs: list[Job], root: Path, cfg: Config, count_tokens: Callable[[str], int], embedder,
-                   size: int, method: str = "fork", forms: Callable | None = None
+                   size: int, method: str = "fork", forms: Callable | None = None, pack: Callable | None = None
                    ) -> Iterator[tuple[Prepared, dict | None]]:
     """(Prepared, vectors computed for it by a worker keyed by embed hash, or None) for every job,
     in order, from `size` worker processes started with `method` (see `pool_size`, `start_method`).
     In process (`size` 0) nothing is embedded here: the caller embeds what the index lacks.
     `forms`: the store's `precompute_forms` (a module-level function of a FileWrite, so a spawned
-    worker can unpickle it), which workers run on each built file (FileWrite.search_forms)."""
+    worker can unpickle it), which workers run on each built file (FileWrite.search_forms);
+    `pack`: the store's `precompute_vectors` (matrix, vector type -> stored forms), which workers
+    apply to what they embed, so the vectors come back packed."""
     if size == 0:
         for job in jobs:
             yield prepare(job, root, cfg, count_tokens), None
         return
-    yield from _pooled(jobs, root, cfg, count_tokens, embedder, size, method, forms)
+    yield from _pooled(jobs, root, cfg, count_tokens, embedder, size, method, forms, pack)
 
 
 @contextmanager
@@ -205,26 +215,42 @@ def _main_not_imported(hide: bool):
         main.__dict__.update(saved)
 
 
-def _pooled(jobs, root, cfg, count_tokens, embedder, size, method, forms=None):
+def _pool_class():
+    import multiprocessing.pool
+
+    class Pool(multiprocessing.pool.Pool):
+        """The stdlib's pool, its worker-handler thread waking only when a worker exits or the pool
+        changes state. The stdlib's also wakes whenever a result waits in the result pipe, and while
+        the result thread reads one (SciFact: ~100 KB a task) it spun: 0.57 s of the writer's CPU
+        on SciFact, taken from the GIL the writer needs (issue 18). Its replacing of exited
+        workers, and closing once the tasks are done, need only these two."""
+
+        def _get_sentinels(self):
+            return [self._change_notifier._reader]
+
+    return Pool
+
+
+def _pooled(jobs, root, cfg, count_tokens, embedder, size, method, forms=None, pack=None):
     import multiprocessing
 
     if embedder is not None and hasattr(embedder, "loaded"):
         embedder = embedder.loaded()  # a LazyEmbedder: load once here, shared by the forked workers
     if method == "fork":
-        initargs = (root, cfg, os.getpid(), (count_tokens, embedder), None, None, forms)
+        initargs = (root, cfg, os.getpid(), (count_tokens, embedder), None, None, forms, pack)
     else:
         from .index_vectors import model_fingerprint
 
         spec = None if embedder is None else cfg.model
         initargs = (root, cfg, os.getpid(), None, spec, None if embedder is None else model_fingerprint(embedder, cfg),
-                    forms)
+                    forms, pack)
     ctx = multiprocessing.get_context(method)
     tasks = [jobs[i:i + TASK_FILES] for i in range(0, len(jobs), TASK_FILES)]
     saved = os.environ.get("TOKENIZERS_PARALLELISM")
     os.environ["TOKENIZERS_PARALLELISM"] = "false"  # set before the fork: the children print no warning
     try:
         with _main_not_imported(method == "spawn"):
-            pool = ctx.Pool(size, initializer=_init, initargs=initargs)
+            pool = _pool_class()(size, initializer=_init, initargs=initargs, context=ctx)
     finally:
         if saved is None:
             os.environ.pop("TOKENIZERS_PARALLELISM", None)

@@ -121,28 +121,32 @@ def setup_vectors(store: Store, cfg: Config, report):
 
 
 def embed_batch(store: Store, embedder, inputs_per_file: list[list[str]], files: list[FileWrite], cfg: Config,
-                report, computed: dict | None = None) -> list[list[bytes] | None]:
+                report, computed: dict | None = None, packed: bool = False) -> list[list[bytes] | None]:
     """Vectors for every chunk of `files`: stored ones reused by embed hash, the rest embedded (or
-    taken from `computed`, embed hash -> float32 row, which index_pool's workers filled)."""
+    taken from `computed`, embed hash -> float32 row, or the stored form when `packed`, which
+    index_pool's workers filled; a file they embedded comes without its inputs)."""
     if embedder is None:
         report.embedding.skipped += sum(len(i) for i in inputs_per_file)
         return [None] * len(files)
     hashes = [ch.embed_hash for fw in files for ch in fw.chunks]
     known = store.vectors_by_embed_hash(hashes)
-    todo: dict[str, str] = {}
-    for fw, inputs in zip(files, inputs_per_file):
-        for ch, inp in zip(fw.chunks, inputs):
-            if ch.embed_hash not in known:
-                todo.setdefault(ch.embed_hash, inp)
+    todo = [h for h in dict.fromkeys(hashes) if h not in known]
     if todo:
         if computed is not None and all(h in computed for h in todo):
-            import numpy as np
+            if packed:
+                blobs = [computed[h] for h in todo]
+            else:
+                import numpy as np
 
-            vecs = np.stack([computed[h] for h in todo])
+                blobs = store.pack_vectors(np.stack([computed[h] for h in todo]), cfg.vector_type)
         else:
-            vecs = embedder.encode(list(todo.values()), batch_size=cfg.embed_batch_size)
-        for h, blob in zip(todo, store.pack_vectors(vecs, cfg.vector_type)):
-            known[h] = blob
+            text_of: dict[str, str] = {}
+            for fw, inputs in zip(files, inputs_per_file):
+                for ch, inp in zip(fw.chunks, inputs):
+                    text_of.setdefault(ch.embed_hash, inp)
+            vecs = embedder.encode([text_of[h] for h in todo], batch_size=cfg.embed_batch_size)
+            blobs = store.pack_vectors(vecs, cfg.vector_type)
+        known.update(zip(todo, blobs))
     report.embedding.embedded += len(todo)
     report.embedding.reused += len(hashes) - len(todo)
     return [[known[ch.embed_hash] for ch in fw.chunks] for fw in files]

@@ -46,6 +46,19 @@ def fts_forms(fw: FileWrite) -> tuple[tuple[str, str, str], ...]:
     return tuple(fts_row(ch.text, ch.search_text, ch.heading_path, ch.context, fw.lang, form) for ch in fw.chunks)
 
 
+def pack_vectors(matrix, vector_type: str) -> list[bytes | None]:
+    """Embedded vectors (a matrix, one a row) as vec0 blobs: float32 as is; int8 rotated and
+    scaled as store/sqlite/vectors.py explains (None for an all-zero vector, which gets no row).
+    Each row's blob depends on that row alone, so index_pool's workers pack what they embed
+    (`precompute_vectors`) and the writer receives blobs a quarter the size of float32 rows."""
+    import numpy as np
+
+    m = np.asarray(matrix, dtype=np.float32)
+    if vector_type != "int8":
+        return [row.astype("<f4").tobytes() for row in m]
+    return quantize_int8_batch(m)
+
+
 def pack_text(text: str, dict_id: int = 0, primed=None) -> str | bytes:
     """Chunk text as stored: a BLOB (dictionary id byte, then raw deflate; `primed` is a compressor
     already fed dictionary `dict_id`) when long enough and smaller, else the text itself."""
@@ -371,6 +384,7 @@ class _StoreBase:
 
     files_snapshot = True  # schema.BASE: triggers on `files` drop the snapshot row
     precompute_forms = staticmethod(fts_forms)  # index_pool's workers fill FileWrite.search_forms with it
+    precompute_vectors = staticmethod(pack_vectors)  # ... and pack the vectors they embed with it
 
     def files_at(self, paths: Sequence[str], folders: Sequence[str] = ()) -> dict[str, FileRecord]:
         """`Store.files_at` through the UNIQUE index on files.path: exact paths, then one range a folder."""
@@ -465,14 +479,7 @@ class _StoreBase:
     has_vectors = has_vec_table
 
     def pack_vectors(self, matrix, vector_type: str) -> list[bytes | None]:
-        """Embedded vectors (a matrix, one a row) as vec0 blobs: float32 as is; int8 rotated and
-        scaled as store/sqlite/vectors.py explains (None for an all-zero vector, which gets no row)."""
-        import numpy as np
-
-        m = np.asarray(matrix, dtype=np.float32)
-        if vector_type != "int8":
-            return [row.astype("<f4").tobytes() for row in m]
-        return quantize_int8_batch(m)
+        return pack_vectors(matrix, vector_type)
 
     def vector_type(self) -> str:
         return self.get_meta("vector_type", "int8") or "int8"
@@ -528,13 +535,19 @@ class _StoreBase:
         self.conn.execute(self._vec_insert_sql(), (chunk_id, blob))
 
     # -- maintenance and stats ---------------------------------------------------------------
+    def pack_chunk_text(self) -> None:
+        """The chunk-text part of `optimize()` (done once: later calls find nothing to do): the
+        dictionary trained and every chunk re-deflated with it when due (`train_text_dict`), or a
+        shadow copy's deferred text deflated (`pack_deferred`). Outside a transaction."""
+        if not self.readonly:
+            self.train_text_dict()
+            self.pack_deferred()
+
     def optimize(self, *, compact: bool = False) -> None:
         """Merge the FTS segments, then give back the pages that freed if they are a large share.
         `compact` rewrites the file in any case (after a full build: b-trees filled in key order,
         no free pages)."""
-        if not self.readonly:
-            self.train_text_dict()
-            self.pack_deferred()
+        self.pack_chunk_text()
         self.conn.execute("INSERT INTO chunks_fts(chunks_fts) VALUES ('optimize')")
         pages = self.conn.execute("PRAGMA page_count").fetchone()[0]
         free = self.conn.execute("PRAGMA freelist_count").fetchone()[0]
