@@ -16,7 +16,8 @@ from vaultrag.indexer import reindex
 # 1-6 ms at import; BENCHMARKS.md "Cold paths"), and what the hook-path records do without
 # (vaultrag.frozen: `dataclasses` pulls in inspect, ast, dis and tokenize).
 LAZY_STDLIB = ("logging", "hashlib", "difflib", "secrets", "hmac", "dataclasses", "inspect", "ast", "dis", "typing",
-               "datetime", "signal")  # round 4: the SQLite C module without its dbapi2; _signal
+               "datetime", "signal",  # round 4: the SQLite C module without its dbapi2; _signal
+               "threading", "weakref")  # stop 31: the resident vectors' lock and shared matrices (_thread)
 
 
 @pytest.fixture

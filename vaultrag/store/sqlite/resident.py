@@ -22,8 +22,7 @@ from __future__ import annotations
 
 import os
 import sys
-import threading
-import weakref
+import _thread  # built in: `threading` and `weakref` would cost the one-query hook ~2-3 ms to import
 
 from .schema import VEC_TABLE
 
@@ -38,10 +37,19 @@ RESIDENT_AFTER = 200
 # and a 400k-chunk vault 410 MB, which a background service should not hold; above this vec0 is kept.
 RESIDENT_MAX_BYTES = 160 << 20
 
-_LOCK = threading.Lock()
+_LOCK = _thread.allocate_lock()
 _QUERIES: dict[str, int] = {}  # index path -> vector queries seen in this process
 # (index path, file identity) -> the latest matrix loaded, while a store uses it (stores hold it)
-_HELD: "weakref.WeakValueDictionary[tuple, Resident]" = weakref.WeakValueDictionary()
+_HELD: dict = {}  # a weakref.WeakValueDictionary once a matrix is loaded (_held_map)
+
+
+def _held_map():
+    global _HELD
+    if type(_HELD) is dict:
+        import weakref
+
+        _HELD = weakref.WeakValueDictionary()
+    return _HELD
 
 
 def fingerprint(conn) -> tuple:
@@ -147,7 +155,7 @@ def held(conn, path: os.PathLike | str, file_id, dim: int) -> Resident | None:
     key = (str(path), file_id)
     with _LOCK:
         fp = fingerprint(conn)
-        current = _HELD.get(key)
+        current = _held_map().get(key)
         if current is not None and current.key == fp:
             return current
         if fp[1] * dim * 4 > RESIDENT_MAX_BYTES:
