@@ -74,7 +74,7 @@ def test_a_password_label_with_a_qualifier_before_its_colon(label):
 
 @pytest.mark.parametrize("label", [
     "WLAN-Schlüssel", "Netzwerkschlüssel", "Netzwerksicherheitsschlüssel", "WPA-Key", "WPA2 key", "Wi-Fi key",
-    "wifi key for the guests", "clé WPA", "clave wifi", "chiave di rete"])
+    "wifi key for the guests", "clé WPA", "clé wifi", "clave wifi", "chiave di rete", "Network security key"])
 def test_a_wifi_key_is_a_password(label):
     both_ways(lambda r: (lambda s: (f"{label}: {s}", s))(typed(r) + pick(r, ALNUM, 2)))
 
@@ -153,4 +153,169 @@ def test_a_password_piped_into_a_command(form):
     "echo $TOKEN | docker login -u x --password-stdin", "echo password | sudo -S ls", "cat pw.txt | sudo -S ls",
     'echo "test" | sudo -S cat', 'echo "$(cat ~/.pw)" | sudo -S ls', 'echo "${PW}" | sudo -S ls'])
 def test_piped_words_and_variables_stay(text):
+    assert untouched(text)
+
+
+# ---------------------------------------------------------------------------- recovery codes and keys
+def digit_code(rng: random.Random, n: int = 8) -> str:
+    return str(rng.randint(10 ** (n - 1), 10 ** n - 1))
+
+
+def test_digit_recovery_codes_on_the_labels_line():
+    def make(r):
+        codes = [digit_code(r) for _ in range(r.randint(2, 8))]
+        return f"{r.choice(['Recovery codes', 'Backup codes', '2FA codes'])}: {' '.join(codes)}", codes[-1]
+    both_ways(make)
+    for seed in SEEDS:  # every code goes, not only the last
+        text, _ = make(random.Random(seed))
+        assert not any(c.isdigit() for c in scrub(text)[0].split(":", 1)[1].replace("recovery-codes", ""))
+
+
+@pytest.mark.parametrize("form", [
+    "## Recovery codes\n```\n{}\n```\n", "GitHub recovery codes\n\n{}\n", "**Recovery codes**\n~~~\n{}\n~~~\n",
+    "### Backup codes (GitHub)\n{}\n"])
+def test_recovery_codes_under_a_heading(form):
+    def make(r):
+        codes = [f"{pick(r, HEX, 5)}-{pick(r, HEX, 4)}{r.randint(0, 9)}" for _ in range(16)]
+        return form.format("\n".join(codes)), codes[r.randrange(16)]
+    both_ways(make)
+
+
+@pytest.mark.parametrize("text", [
+    "Recovery codes are shown once.", "## Recovery codes\nRecovery codes are shown once.\n",
+    "## Backup codes\n\n- v2.1 released\n- 2024-01-05 generated", "Backup codes: 10 codes generated 2024-01-05",
+    "## Recovery codes\n```\nabc\n```", "Use recovery codes\n12 codes\n", "## Recovery codes\n\n1. 2024-01-05\n"])
+def test_lines_about_recovery_codes_stay(text):
+    assert untouched(text)
+
+
+def bitlocker(rng: random.Random) -> str:
+    return "-".join(f"{rng.randint(0, 65535) * 11:06d}" for _ in range(8))  # each block a multiple of 11
+
+
+def test_a_bitlocker_key_by_its_shape_alone():
+    both_ways(lambda r: (lambda s: (r.choice([s, f"BitLocker recovery key: {s}", f"- laptop: {s}"]), s))(bitlocker(r)))
+
+
+@pytest.mark.parametrize("label", [
+    "recovery key", "Apple ID recovery key", "Wiederherstellungsschlüssel", "clé de récupération",
+    "the recovery key is", "Recovery Key (laptop)", "clave de recuperación", "chiave di ripristino"])
+def test_a_recovery_key_under_its_label(label):
+    sep = " " if label.endswith(" is") else ": "
+    both_ways(lambda r: (lambda s: (f"{label}{sep}{s}", s))(
+        "-".join(pick(r, string.ascii_uppercase + string.digits, 4) for _ in range(r.randint(4, 8)))))
+    both_ways(lambda r: (lambda s: (f"{label}{sep}{s}", s))("-".join(digit_code(r, 4) for _ in range(6))))
+
+
+@pytest.mark.parametrize("text", [
+    "Recovery key ID: 4B2F1E9A-1234-5678-9ABC-DEF012345678", "recovery key format is XXXX-XXXX-XXXX-XXXX",
+    "recovery key: Keep-This-Safe-Always", "The recovery key is shown once.", "000000-000000-000000-000000-000000-000000-000000-000000",
+    "serial 123456-234567-345678", "part 123456-234567-345678-456789-567890-678901-789012-890123-901234"])
+def test_recovery_key_lookalikes_stay(text):
+    assert untouched(text)
+
+
+# ---------------------------------------------------------------------------- wallets
+def wif(rng: random.Random) -> str:
+    return rng.choice(["5" + pick(rng, BASE58, 50), rng.choice("KL") + pick(rng, BASE58, 51)])
+
+
+def eth_key(rng: random.Random) -> str:
+    return rng.choice(["0x", ""]) + pick(rng, HEX, 64)
+
+
+@pytest.mark.parametrize("form", [
+    "private key: {}", "Private key (WIF): {}", "MetaMask private key {}", "Private Key: `{}`", "Privater Schlüssel: {}",
+    "Private key:\n{}", "- **private key:** {}", "clé privée : {}", "privkey = {}"])
+def test_a_wallet_private_key_under_its_label(form):
+    both_ways(lambda r: (lambda s: (form.format(s), s))(wif(r)))
+    both_ways(lambda r: (lambda s: (form.format(s), s))(eth_key(r)))
+
+
+def test_wallet_key_shapes_elsewhere_stay():
+    for seed in SEEDS:
+        r = random.Random(seed)
+        digest, key = pick(r, HEX, 64), eth_key(r)
+        for text in (f"sha256: {digest}", f"private key fingerprint (sha256): {digest}", f"address: 0x{digest[:40]}",
+                     f"tx {key}", f"commit {digest[:40]}", f"private key hash: {digest}", f"wallet private key id {key}",
+                     "wallet address: 1BoatSLRHtKNngkdXEeobR76b53LETtpyT",
+                     "bc1qar0srrr7xfkvy5l643lydnw9re59gtzzwf5mdq", f"checksum {digest}\nnext line"):
+            assert untouched(text), text
+
+
+def test_bip32_extended_private_keys_and_not_public_ones():
+    both_ways(lambda r: (lambda s: (f"zpub/xprv backup {s}", s))(r.choice(["xprv", "tprv", "zprv"]) + pick(r, BASE58, 107)))
+    assert untouched("xpub661MyMwAqRbcFtXgS5sYJABqqG9YLmC4Q1Rdap9gSE8NqtwybGhePY2gZ29ESFjqJoCu1Rupje8YtGqsefD265TMg7usUDFdp6W1EGMcet8")
+
+
+# ---------------------------------------------------------------------------- vendor shapes and hashes
+def test_age_secret_keys_in_either_case():
+    both_ways(lambda r: (lambda s: (f"# created: 2026-01-01\n{s}\n", s))(
+        r.choice([str.upper, str.lower])("AGE-SECRET-KEY-1" + pick(r, BECH32, 58))))
+    assert untouched("age1ql3z7hjy54pw3hyww5ayyfg7zqgvc7w3j2elw8zmrj2kg5sfn9aqmcac8p")  # a public key
+
+
+def test_sendgrid_key_whose_first_part_is_all_lower_case():
+    """The 22-char first part is not a window when it lacks digits and capitals: the prefix then sits
+    26 characters before the 43-char run, within TOKEN_REACH."""
+    assert engine.TOKEN_REACH >= len("SG.") + 22 + 1
+    both_ways(lambda r: (lambda s: (f"SENDGRID_KEY {s}", s))(
+        "SG." + pick(r, string.ascii_lowercase, 22) + "." + pick(r, ALNUM, 43)))
+    assert gone("SG.abcdefghijklmnopqrstuv.ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789abcdefg", "SG.")
+
+
+def test_htpasswd_hashes_with_doubled_dollars_and_sha():
+    alphabet = ALNUM + "./"
+    both_ways(lambda r: (lambda s: (f'- "admin:{s}"', s))(f"$$apr1$${pick(r, ALNUM, 8)}$${pick(r, alphabet, 22)}"))
+    both_ways(lambda r: (lambda s: (f"traefik users: admin:{s}", s))(f"$$2y$$05$${pick(r, alphabet, 53)}"))
+    both_ways(lambda r: (lambda s: (f"user:{s}", s))("{SHA}" + pick(r, ALNUM + "+/", 27) + "="))
+    for text in ("The hash prefix {SHA} marks SHA-1.", "costs $$ and $$$", "echo $$ prints the PID"):
+        assert untouched(text), text
+
+
+# ---------------------------------------------------------------------------- digits
+def cvv(rng: random.Random) -> str:
+    return str(rng.randint(100, 9999))
+
+
+@pytest.mark.parametrize("label", [
+    "Kartenprüfnummer:", "Sicherheitscode", "cryptogramme visuel :", "código de seguridad:", "codice di sicurezza",
+    "kod bezpieczeństwa:", "код безопасности:", "CVV-код", "CVV code:", "CVC-Nummer", "código de segurança:", "säkerhetskod"])
+def test_cvv_words_of_other_languages(label):
+    both_ways(lambda r: (lambda s: (f"{label} {s}", s))(cvv(r)))
+
+
+def test_a_check_number_is_a_cvv_next_to_a_card():
+    both_ways(lambda r: (lambda s: (f"Visa 4111 1111 1111 1111 Prüfziffer {s}", s))(cvv(r)))
+    both_ways(lambda r: (lambda s: (f"Kreditkarte der Firma\nPrüfnummer: {s}", s))(cvv(r)))
+    for text in ("ISBN 978-3-16-148410-0, Prüfziffer 0", "Die Prüfziffer 123 der ISBN", "Prüfnummer 4711 des TÜV"):
+        assert untouched(text), text
+
+
+def test_spaced_digits_and_combos():
+    both_ways(lambda r: (lambda s: (f"{r.choice(['alarm code is', 'the door code:', 'PIN:', 'Türcode -'])} {s}", s))(
+        " ".join(str(r.randint(0, 9)) for _ in range(r.randint(4, 8)))))
+    both_ways(lambda r: (lambda s: (f"{r.choice(['the safe combo is', 'bike lock combo:', 'Gun safe combo'])} {s}", s))(
+        "-".join(str(r.randint(1, 39)) for _ in range(3))))
+    for text in ("the combo box lists 3 items", "combo 1234", "pins 1 2 3 4 are ground", "PIN 1 2 3 4 pinout",
+                 "a combo of 12-34-56 colours"):
+        assert untouched(text), text
+
+
+def ssn(rng: random.Random) -> str:
+    sep = rng.choice(["-", "-", " ", ""])
+    return f"{rng.randint(1, 665):03d}{sep}{rng.randint(1, 99):02d}{sep}{rng.randint(1, 9999):04d}"
+
+
+@pytest.mark.parametrize("form", ["SSN: {}", "my social security number is {}", "SSN# {}", "Social Security No. {}",
+                                  "**SSN:** {}"])
+def test_an_ssn_under_its_label(form):
+    both_ways(lambda r: (lambda s: (form.format(s), s))(ssn(r)))
+
+
+@pytest.mark.parametrize("text", [
+    "SSN format is AAA-GG-SSSS", "SSN: 000-00-0000", "SSN: 666-12-3456", "SSN: 912-34-5678",
+    "SSN length is 9 digits: 123456789", "IBAN: DE89 3704 0044 0532 0130 00", "order 123-45-6789 shipped",
+    "call 555-12-3456"])
+def test_ssn_lookalikes_and_ibans_stay(text):
     assert untouched(text)

@@ -227,12 +227,13 @@ _LABEL_ABOUT_WORDS = frozenset("""must should will can cannot could may needs ne
 
 # A Wi-Fi key is its network's password: `WLAN-Schlüssel: X`, `WPA2 key: X`, `Wi-Fi key: X`,
 # `Netzwerkschlüssel: X`, `clé WPA : X`, `clave wifi: X`; WPA keys are 8-63 characters (or 64 hex).
-_NETWORK_WORDS = r"(?:wlan|wi-?fi|wpa[23]?|wireless|network|netzwerk(?:sicherheits)?|netwerk)"
-_KEY_WORDS = r"(?:key|schlüssel|schluessel|sleutel|psk|nyckel|nøgle|avain)"
-_WIFI_KEYS = (r"%s[ \t-]?%s|wpa[23]?[ \t-]psk|(?:clé|cle|clave|chiave|chave|klucz|ключ)(?:[ \t]+(?:de|du|da|di|del|della"
-              r"|sieci|d[eu][ \t]+la))?[ \t-]+(?:wlan|wi-?fi|wpa[23]?|red|rete|rede|réseau|reseau)" % (_NETWORK_WORDS, _KEY_WORDS))
-_WIFI_KEY_TRIGGERS = ("wlan", "wifi", "wi-fi", "wpa", "wireless", "network", "netzwerk", "netwerk", "clave", "chiave",
-                      "chave", "klucz")
+# Gated by the key words (each trigger is one more lookup in every text; "key" and "psk" are looked
+# up anyway): "schl" of Schlüssel, and the Romance words that come first; `clé` in texts with a
+# non-ASCII character.
+_WIFI_KEYS = (r"(?:wlan|wi-?fi|wpa[23]?|netzwerk(?:sicherheits)?)[ \t-]?(?:key|schlüssel|schluessel|psk)"
+              r"|(?:network|wireless)[ \t]+(?:security[ \t]+)?key|wpa[23]?[ \t-]psk")
+_ROMANCE_WIFI_KEY = r"(?:%s)(?:[ \t]+(?:de|du|di|del|della|d[eu][ \t]+la))?[ \t-]+(?:wlan|wi-?fi|wpa[23]?|red|rete|réseau|reseau)"
+_WIFI_KEY_TRIGGERS = ("key", "schl", "psk")
 MIN_WIFI_KEY, MAX_WIFI_KEY = 8, 64
 
 
@@ -277,9 +278,12 @@ add("password-label", r"\b(?i:(?:wi-?fi |admin |root |user |guest |master |vpn |
 add("password-label", r"\b(?i:%s)%s%s" % (_labels(_QUALIFIED_LABELS), _QUALIFIED_SEP, _LABEL_VALUE),
     _QUALIFIED_LABELS, _qualified_label, needs_long=False, vendor=False, anchored=True,
     priority=PRIORITY_GENERIC, line_needs=":：")
-add("password-label", r"\b(?i:%s)%s%s" % (_WIFI_KEYS, _QUALIFIED_SEP.replace("{1,", "{0,"), _LABEL_VALUE),
-    _WIFI_KEY_TRIGGERS, _wifi_key, needs_long=False, vendor=False, anchored=False, priority=PRIORITY_GENERIC,
-    one_line=True)
+_WIFI_SEP = _QUALIFIED_SEP.replace("{1,", "{0,")
+add("password-label", r"\b(?i:%s|%s)%s%s" % (_WIFI_KEYS, _ROMANCE_WIFI_KEY % "clave|chiave", _WIFI_SEP, _LABEL_VALUE),
+    _WIFI_KEY_TRIGGERS + ("clave", "chiave"), _wifi_key, needs_long=False, vendor=False, anchored=False,
+    priority=PRIORITY_GENERIC, one_line=True)
+add("password-label", r"\b(?i:%s)%s%s" % (_ROMANCE_WIFI_KEY % "clé", _WIFI_SEP, _LABEL_VALUE), ["clé"], _wifi_key,
+    needs_long=False, vendor=False, anchored=False, priority=PRIORITY_GENERIC, non_ascii=True)
 add("password-label", r"(?<![\w./$-])(?i:pw)[ \t]+(?P<s>[!-~]{%d,64})" % MIN_PROSE_PASSWORD, ["pw"], _bare_pw,
     needs_long=False, vendor=False, anchored=False, priority=PRIORITY_GENERIC, one_line=True)
 add("password-label", r"(?<!\w)(?i:%s)(?:%s|%s)%s" % (_labels(_OTHER_LABELS), _SEP, _PROSE_SEP, _LABEL_VALUE),
