@@ -142,7 +142,7 @@ def test_prose_about_a_password_stays(text):
 # ---------------------------------------------------------------------------- piped into a command
 @pytest.mark.parametrize("form", [
     "echo '{}' | sudo -S apt update", "echo {} | sudo -kS apt update", 'echo "{}" | passwd --stdin bob',
-    "echo 'root:{}' | chpasswd", "printf '%s\\n' '{}' | sudo -S true", "sudo -S apt update <<< '{}'",
+    "echo 'root:{}' | chpasswd", "echo 'deploy:{}' | sudo chpasswd", "echo {} | sudo passwd --stdin bob", "printf '%s\\n' '{}' | sudo -S true", "sudo -S apt update <<< '{}'",
     "echo -n '{}' | docker login registry.local -u me --password-stdin"])
 def test_a_password_piped_into_a_command(form):
     both_ways(lambda r: (lambda s: (form.format(s), s))(typed(r)))
@@ -319,3 +319,14 @@ def test_an_ssn_under_its_label(form):
     "call 555-12-3456"])
 def test_ssn_lookalikes_and_ibans_stay(text):
     assert untouched(text)
+
+
+def test_a_definition_lists_password_term():
+    both_ways(lambda r: (lambda s: (f"{r.choice(['Password', '**Passwort**', '- Passphrase'])}\n: {s}\n", s))(typed(r)))
+    for text in ("the password\n: nope123!", "Password\n: see the vault", "Password\n:"):
+        assert untouched(text), text
+
+
+@pytest.mark.parametrize("label", ["**Password for the NAS:**", "**WLAN-Schlüssel:**", "**Passwort vom Router:**"])
+def test_a_qualified_label_in_bold(label):
+    both_ways(lambda r: (lambda s: (f"{label} {s}", s))(typed(r)))

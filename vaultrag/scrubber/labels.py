@@ -23,6 +23,7 @@ in Polish, Chinese or Russian. Two rules:
     about the password ("policy", "type", "must", a copula) or the value is a label itself;
   - Wi-Fi keys, a network's password (`WLAN-Schlüssel:`, `Netzwerkschlüssel:`, `WPA2 key:`, `Wi-Fi
     key:`, `clé WPA :`, `clave wifi:`), 8-64 characters as WPA keys are;
+  - a definition list's term (`Password` alone on its line, `: Sommer2024!` under it);
   - `pw` without a colon (`Wi-Fi: HomeNet / pw Sommer2024!`) and a typed password with a digit or a
     symbol: not `pwd` (a shell command), nor FreeBSD's `pw useradd bob`.
 """
@@ -206,7 +207,7 @@ def _label(m: re.Match) -> Optional[tuple]:
 # reads `password: x` in every syntax.
 MAX_QUALIFIER_WORDS = 4  # "WLAN password of the guest network:"
 _QUALIFIED_LABELS = ("password", "passwort", "passwd", "passphrase", "passcode", "parola")
-_QUALIFIED_SEP = r"(?P<qual>(?:[ \t]+[^\W_][\w-]{0,19}){1,%d}?)[ \t]*[:：][ \t]*" % MAX_QUALIFIER_WORDS
+_QUALIFIED_SEP = r"(?P<qual>(?:[ \t]+[^\W_][\w-]{0,19}){1,%d}?)[ \t]*[:：][ \t]*(?:(?:\*\*|__)[ \t]*)?" % MAX_QUALIFIER_WORDS
 
 
 def _qualified_label(m: re.Match) -> Optional[tuple]:
@@ -256,6 +257,13 @@ def _bare_pw(m: re.Match) -> Optional[tuple]:
 _TYPED_SYMBOLS = "!#$%&*+=?@^~"
 
 
+def _definition(m: re.Match) -> Optional[tuple]:
+    """`Password` as a term on a line of its own (after nothing but `**` or `- `): then a label."""
+    text, a = m.string, m.start()
+    line = text[text.rfind("\n", 0, a) + 1:a]
+    return _label(m) if not line.strip(" \t*-") else None
+
+
 def _english_copula(m: re.Match) -> bool:
     cop = m.groupdict().get("cop")
     return cop is not None and cop.lower() in ("is", "was")
@@ -278,6 +286,10 @@ add("password-label", r"\b(?i:(?:wi-?fi |admin |root |user |guest |master |vpn |
 add("password-label", r"\b(?i:%s)%s%s" % (_labels(_QUALIFIED_LABELS), _QUALIFIED_SEP, _LABEL_VALUE),
     _QUALIFIED_LABELS, _qualified_label, needs_long=False, vendor=False, anchored=True,
     priority=PRIORITY_GENERIC, line_needs=":：")
+# A definition list (Pandoc, MultiMarkdown): the password word alone on its line, `: value` under it.
+add("password-label", r"(?i:password|passwort|passphrase|passcode|kennwort)(?:\*\*)?[ \t]*\r?\n[ \t]*:[ \t]+%s"
+    % _LABEL_VALUE, ["password", "passwort", "passphrase", "passcode", "kennwort"], _definition, needs_long=False,
+    vendor=False, anchored=True, priority=PRIORITY_GENERIC)
 _WIFI_SEP = _QUALIFIED_SEP.replace("{1,", "{0,")
 add("password-label", r"\b(?i:%s|%s)%s%s" % (_WIFI_KEYS, _ROMANCE_WIFI_KEY % "clave|chiave", _WIFI_SEP, _LABEL_VALUE),
     _WIFI_KEY_TRIGGERS + ("clave", "chiave"), _wifi_key, needs_long=False, vendor=False, anchored=False,
