@@ -330,3 +330,54 @@ def test_a_definition_lists_password_term():
 @pytest.mark.parametrize("label", ["**Password for the NAS:**", "**WLAN-Schlüssel:**", "**Passwort vom Router:**"])
 def test_a_qualified_label_in_bold(label):
     both_ways(lambda r: (lambda s: (f"{label} {s}", s))(typed(r)))
+
+
+@pytest.mark.parametrize("text", [
+    "Password to the NAS: {}", "Password of the router: {}", "Admin password for Grafana: {}", "WiFi PSK: {}",
+    "Netzwerkschlüssel (WPA2): {}", "Password for the NAS (admin): {}", "WLAN-Key (Gäste): {}",
+    "Kennwort für den Server: {}", "WLAN-Passwort für Gäste: {}"])
+def test_more_qualified_forms(text):
+    both_ways(lambda r: (lambda s: (text.format(s), s))(typed(r)))
+
+
+@pytest.mark.parametrize("label", [
+    "Microsoft account recovery code:", "Wiederherstellungscode:", "código de recuperación:", "code de récupération :",
+    "codice di ripristino:"])
+def test_a_single_grouped_recovery_code(label):
+    both_ways(lambda r: (lambda s: (f"{label} {s}", s))(
+        "-".join(pick(r, string.ascii_uppercase + string.digits, 5) for _ in range(5))))
+    assert untouched(f"{label} see 1Password") and untouched("Recovery code is shown once")
+
+
+def test_the_new_shapes_come_out_the_same_without_the_fast_paths(monkeypatch):
+    """Reference run (every rule over the whole text, triggers in the lowered text itself): the new
+    rules' triggers are inside every match they gate."""
+    import dataclasses
+    r = random.Random(9)
+    texts = [f"Password for the NAS: {typed(r)}", f"WLAN-Schlüssel: {typed(r)}", f"clé WPA : {typed(r)}",
+             f"clave wifi: {typed(r)}", f"Network security key: {typed(r)}", f"pw {typed(r)}",
+             f"API secret -> {pick(r, ALNUM, 24)}", f"echo '{typed(r)}' | sudo -S ls", f"sudo -S ls <<< '{typed(r)}'",
+             f"Recovery codes: {digit_code(r)} {digit_code(r)}", f"## Recovery codes\n```\n{pick(r, HEX, 5)}-{pick(r, HEX, 5)}\n"
+             f"{pick(r, HEX, 5)}-{pick(r, HEX, 5)}\n```", bitlocker(r), "recovery key: " + "-".join(digit_code(r, 4) for _ in range(6)),
+             "Wiederherstellungsschlüssel: " + "-".join(digit_code(r, 4) for _ in range(6)),
+             "código de recuperación: " + "-".join(digit_code(r, 4) for _ in range(6)),
+             f"private key: {wif(r)}", f"Kartenprüfnummer: {cvv(r)}", f"Visa 4111 1111 1111 1111 Prüfziffer {cvv(r)}",
+             f"kod bezpieczeństwa: {cvv(r)}", "alarm code is 1 9 8 4", "the safe combo is 24-36-12", f"SSN: {ssn(r)}",
+             f"user:{{SHA}}{pick(r, ALNUM, 27)}=", f"Password\n: {typed(r)}", f'Passphrase is "{" ".join(WORDS[:3])}"']
+    for text in texts:  # each rule that redacts in a text has a trigger there (in the line, if one_line)
+        low = engine._ascii(text.lower())
+        for rule in engine._RULES:
+            if not rule.triggers or rule.digit_masks:
+                continue
+            for m in rule.regex().finditer(text):
+                if rule.check(m):
+                    where = low if not rule.one_line else low[low.rfind("\n", 0, m.start()) + 1:m.end()]
+                    gate = where if not rule.non_ascii else text.lower()
+                    assert any(t.lower() in gate for t in rule.triggers), (rule.name, text)
+    texts += [NOISE * 40 + t + "\n" + NOISE for t in texts]
+    fast = [scrub(t) for t in texts]
+    assert all(found for _, found in fast)
+    monkeypatch.setattr(engine, "_RULES", tuple(dataclasses.replace(r, line_needs="", one_line=False)
+                                                for r in engine._RULES))
+    monkeypatch.setattr(engine, "_ascii", lambda low: low)
+    assert [scrub(t) for t in texts] == fast

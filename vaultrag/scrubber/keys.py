@@ -1,11 +1,12 @@
 """Keys notes keep that carry no vendor prefix: disk and account recovery keys, wallets' private keys.
 
 - recovery-key: a BitLocker recovery key by its shape alone (8 groups of 6 digits joined by dashes:
-  nothing else is written so); and under a recovery-key label (recovery key, Wiederherstellungs-
-  schlüssel, clé de récupération, clave de recuperación, chiave di ripristino,
-  återställningsnyckel, ключ восстановления, 回復キー, 恢复密钥, 復原金鑰, 복구 키), then a
-  colon, a copula or a dash, 4-12 groups of 4-8 letters and digits joined by one kind of separator
-  (`1234-5678-9012-3456-7890-1234`, Apple's `ABCD-EFGH-IJKL-MNOP-QRST-UVWX-YZ12`): with a digit or
+  nothing else is written so); and under a recovery-key label (recovery key or code, Wiederher-
+  stellungsschlüssel / -code, clé / code de récupération, clave / código de recuperación, chiave /
+  codice di ripristino, återställningsnyckel, ключ / код восстановления, 回復キー, 恢复密钥, 復原金鑰,
+  복구 키), then a colon, a copula or a dash, 4-12 groups of 4-8 letters and digits joined by one
+  kind of separator (`1234-5678-9012-3456-7890-1234`, Apple's `ABCD-EFGH-IJKL-MNOP-QRST-UVWX-YZ12`,
+  Microsoft's `ABCDE-FGH12-...`): with a digit or
   all in capitals, not filler (`XXXX-XXXX-...`), and not when the label names the key's id ("recovery
   key ID:", which BitLocker shows to find the key) or its format.
 - wallet-private-key: a Bitcoin WIF key (base58; 51 characters from `5`, 52 from `K` / `L`, testnet
@@ -39,11 +40,12 @@ def _bitlocker(m: re.Match) -> Optional[tuple]:
 
 # Labels spelt in ASCII, or found by an ASCII part of them (the ASCII copy of the lowered text holds
 # "wiederherstellungsschl" of -schlüssel, "de recupera" of recuperación / recuperação), and the rest.
-_ASCII_RECOVERY_LABELS = (r"recovery[ \t-]?key|wiederherstellungsschl(?:ü|ue|u)ssel|(?:clave|chave) de recupera"
-                          r"(?:ción|cion|ção|cao)|chiave di r(?:ipristino|ecupero)")
-_RECOVERY_TRIGGERS = ("recovery", "wiederherstellungsschl", "de recupera", "chiave di r")
-_OTHER_RECOVERY_LABELS = ("clé de récupération", "återställningsnyckel", "ключ восстановления",
-                          "回復キー", "恢复密钥", "復原金鑰", "복구 키")
+_ASCII_RECOVERY_LABELS = (r"recovery[ \t-]?(?:key|code)|wiederherstellungs(?:schl(?:ü|ue|u)ssel|code)"
+                          r"|(?:clave|chave|c(?:ó|o)digo) de recupera(?:ción|cion|ção|cao)|(?:chiave|codice) di r(?:ipristino|ecupero)")
+_RECOVERY_TRIGGERS = ("recovery", "wiederherstellungsschl", "wiederherstellungscode", "de recupera", "di ripristino",
+                      "di recupero")
+_OTHER_RECOVERY_LABELS = ("clé de récupération", "code de récupération", "återställningsnyckel", "ключ восстановления",
+                          "код восстановления", "回復キー", "恢复密钥", "復原金鑰", "복구 키")
 # Words between the label and its separator that make the value something else than the key.
 _NOT_THE_KEY = frozenset("""id ids identifier kennung kennwort-id format length size type location file
     hint example""".split())

@@ -207,7 +207,8 @@ def _label(m: re.Match) -> Optional[tuple]:
 # reads `password: x` in every syntax.
 MAX_QUALIFIER_WORDS = 4  # "WLAN password of the guest network:"
 _QUALIFIED_LABELS = ("password", "passwort", "passwd", "passphrase", "passcode", "parola")
-_QUALIFIED_SEP = r"(?P<qual>(?:[ \t]+[^\W_][\w-]{0,19}){1,%d}?)[ \t]*[:：][ \t]*(?:(?:\*\*|__)[ \t]*)?" % MAX_QUALIFIER_WORDS
+_QUALIFIED_SEP = (r"(?P<qual>(?:[ \t]+[^\W_][\w-]{0,19}){1,%d}?(?:[ \t]*\([^()\n]{1,30}\))?)[ \t]*[:：][ \t]*"
+                  r"(?:(?:\*\*|__)[ \t]*)?" % MAX_QUALIFIER_WORDS)  # words (and a parenthesis), a colon
 
 
 def _qualified_label(m: re.Match) -> Optional[tuple]:
@@ -224,7 +225,8 @@ _LABEL_ABOUT_WORDS = frozenset("""must should will can cannot could may needs ne
     are were required incorrect wrong invalid forgotten forgot lost changed change updated stored saved
     sent type types format management mode kind id hash hashes hint size version protocol encryption
     cipher algorithm method generator index status regel regeln richtlinie richtlinien länge laenge
-    anforderungen hinweis muss sollte wurde""".split()) | frozenset(_COPULAS.split("|"))
+    anforderungen hinweis muss sollte wurde""".split()) | (frozenset(_COPULAS.split("|")) - {"to", "on"})
+# ("to" and "on" are copulas in Polish and Finnish, and qualifiers in English: "Password to the NAS:")
 
 # A Wi-Fi key is its network's password: `WLAN-Schlüssel: X`, `WPA2 key: X`, `Wi-Fi key: X`,
 # `Netzwerkschlüssel: X`, `clé WPA : X`, `clave wifi: X`; WPA keys are 8-63 characters (or 64 hex).
@@ -290,7 +292,7 @@ add("password-label", r"\b(?i:%s)%s%s" % (_labels(_QUALIFIED_LABELS), _QUALIFIED
 add("password-label", r"(?i:password|passwort|passphrase|passcode|kennwort)(?:\*\*)?[ \t]*\r?\n[ \t]*:[ \t]+%s"
     % _LABEL_VALUE, ["password", "passwort", "passphrase", "passcode", "kennwort"], _definition, needs_long=False,
     vendor=False, anchored=True, priority=PRIORITY_GENERIC)
-_WIFI_SEP = _QUALIFIED_SEP.replace("{1,", "{0,")
+_WIFI_SEP = _QUALIFIED_SEP.replace("{1,", "{0,", 1)
 add("password-label", r"\b(?i:%s|%s)%s%s" % (_WIFI_KEYS, _ROMANCE_WIFI_KEY % "clave|chiave", _WIFI_SEP, _LABEL_VALUE),
     _WIFI_KEY_TRIGGERS + ("clave", "chiave"), _wifi_key, needs_long=False, vendor=False, anchored=False,
     priority=PRIORITY_GENERIC, one_line=True)
