@@ -154,18 +154,18 @@ def _pin(m: re.Match) -> Optional[tuple]:
 _CVV_SEP = r"(?:[ \t]*(?:\([^()\n]{1,30}\)[ \t]*)?[:=：#][ \t]*|[ \t]+(?:(?i:is|ist|lautet|est|es|é|è|jest|är)[ \t]+)?)"
 # The card's own words in other languages: Kartenprüfnummer, cryptogramme (visuel), código de
 # seguridad / segurança, codice di sicurezza, kod bezpieczeństwa, beveiligingscode, säkerhetskod.
-# (Polish and Swedish, written with their letters, are looked up in texts with a non-ASCII character)
+# (Polish, Swedish and Spanish, written with their letters, in texts with a non-ASCII character)
 _CVV_WORDS = (r"kartenpr(?:ü|ue)f(?:nummer|ziffer)|sicherheitscode|cryptogramme(?:[ \t]+visuel)?"
-              r"|c(?:ó|o)digo de segur(?:idad|ança|anca)|codice di sicurezza|beveiligingscode|kaartverificatiecode")
+              r"|codice di sicurezza|beveiligingscode|kaartverificatiecode")
 add("card-cvv", r"\b(?i:(?:cvv2?|cvc2?|cvn)(?:[ \t-]?(?:code|kod|nummer|number|код))?|(?:card[ \t]+)?security[ \t]+code"
     r"|%s)%s%s[\"'`]?(?P<s>\d{3,4})" % (_CVV_WORDS, _CVV_SEP, _BOLD_END) + _END,
-    ["cv", "security code", "fnummer", "fziffer", "sicherheitscode", "cryptogramme", "de segur", "di sicurezza",
+    ["cv", "security code", "fnummer", "fziffer", "sicherheitscode", "cryptogramme", "di sicurezza",
      "beveiligingscode", "verificatiecode"],  # (Kartenprüf-: "fnummer", "fziffer")
     lambda m: m.span("s"), needs_long=False, vendor=False, anchored=False, priority=PRIORITY_GENERIC,
     one_line=True)
 add("card-cvv", r"(?<!\w)(?i:код[ \t]+безопасности|код[ \t]+cvv2?|код[ \t]+cvc2?|kod[ \t]+bezpieczeństwa"
-    r"|säkerhetskod)%s%s[\"'`]?(?P<s>\d{3,4})" % (_CVV_SEP, _BOLD_END) + _END,
-    ["код безопасности", "код cv", "bezpieczeńs", "säkerhetskod"],  # gates only: searched in the whole text
+    r"|säkerhetskod|código de segur(?:idad|ança))%s%s[\"'`]?(?P<s>\d{3,4})" % (_CVV_SEP, _BOLD_END) + _END,
+    ["код безопасности", "код cv", "bezpieczeńs", "säkerhetskod", "código"],  # gates only: whole text searched
     lambda m: m.span("s"), needs_long=False, vendor=False, anchored=False, priority=PRIORITY_GENERIC,
     non_ascii=True)
 

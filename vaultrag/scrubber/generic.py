@@ -295,8 +295,9 @@ def _typed_shape(value: str) -> bool:
             and any(c.isdigit() or not c.isalnum() for c in value) and " " not in value)
 
 
-_generic("cli-credential-flag", _ECHOED + _STDIN_READERS, ["sudo", "passwd", "-stdin"], _piped_password, one_line=True)
-_generic("cli-credential-flag", _HERE_STRING, ["<<<"], _piped_password, one_line=True)
+# (gated by words other rules look up anyway: `--password-stdin` holds "password", a here-string "sudo")
+_generic("cli-credential-flag", _ECHOED + _STDIN_READERS, ["sudo", "passwd", "password"], _piped_password, one_line=True)
+_generic("cli-credential-flag", _HERE_STRING, ["sudo"], _piped_password, one_line=True)
 # SQL (`CREATE USER .. IDENTIFIED BY 'x'`, MySQL and Oracle) and redis.conf (`requirepass x`).
 _generic("password-assignment", r"\b(?i:identified[ \t]+(?:with[ \t]+\w+[ \t]+)?by[ \t]+(?:password[ \t]+)?)"
          r"(?P<q>['\"])(?P<s>[^'\"\n]+)(?P=q)", ["by '", 'by "'], one_line=True)  # lines with a quoted BY
