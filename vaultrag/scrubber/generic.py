@@ -269,7 +269,8 @@ _ECHOED = (r"""\b(?:echo|printf)(?:[ \t]+-[A-Za-z]+)*(?:[ \t]+(?P<fq>['"])%[^'"\
            r"""(?:(?P<q>['"])(?P<s>[^'"\n]{1,200}?)(?P=q)|(?P<s2>[^\s'"|;&<>]{1,200}))[ \t]*\|[ \t]*""")
 _STDIN_READERS = (r"(?:sudo\b[^\n|]*?[ \t]-[A-Za-z]*S(?![\w-])|(?:sudo(?:[ \t]+-\w+)*[ \t]+)?(?:passwd\b[^\n|]*?"
                   r"[ \t]--stdin\b|(?P<pair>chpasswd\b))|[^\n|]*?[ \t]--password-stdin\b)")
-_HERE_STRING = r"""\bsudo\b[^\n]*?[ \t]-[A-Za-z]*S(?![\w-])[^\n]*?<<<[ \t]*(?:(?P<q>['"])(?P<s>[^'"\n]{1,200}?)(?P=q)|(?P<s2>[^\s'"|;&<>]{1,200}))"""
+_HERE_STRING = (r"""\bsudo\b[^\n]*?[ \t]-[A-Za-z]*S(?![\w-])[^\n]*?<<<[ \t]*"""
+                r"""(?:(?P<q>['"])(?P<s>[^'"\n]{1,200}?)(?P=q)|(?P<s2>[^\s'"|;&<>]{1,200}))""")
 
 
 def _piped_password(m: re.Match) -> Optional[tuple]:

@@ -41,18 +41,19 @@ def _bitlocker(m: re.Match) -> Optional[tuple]:
 # Labels spelt in ASCII, or found by an ASCII part of them (the ASCII copy of the lowered text holds
 # "wiederherstellungsschl" of -schlüssel, "de recupera" of recuperación / recuperação), and the rest.
 _ASCII_RECOVERY_LABELS = (r"recovery[ \t-]?(?:key|code)|wiederherstellungs(?:schl(?:ü|ue|u)ssel|code)"
-                          r"|(?:clave|chave|c(?:ó|o)digo) de recupera(?:ción|cion|ção|cao)|(?:chiave|codice) di r(?:ipristino|ecupero)")
-_RECOVERY_TRIGGERS = ("recovery", "wiederherstellungsschl", "wiederherstellungscode", "de recupera", "di ripristino",
-                      "di recupero")
-_OTHER_RECOVERY_LABELS = ("clé de récupération", "code de récupération", "återställningsnyckel", "ключ восстановления",
-                          "код восстановления", "回復キー", "恢复密钥", "復原金鑰", "복구 키")
+                          r"|(?:clave|chave|c(?:ó|o)digo) de recupera(?:ción|cion|ção|cao)"
+                          r"|(?:chiave|codice) di r(?:ipristino|ecupero)")
+_RECOVERY_TRIGGERS = ("recovery", "wiederherstellungsschl", "wiederherstellungscode", "de recupera",
+                      "di ripristino", "di recupero")
+_OTHER_RECOVERY_LABELS = ("clé de récupération", "code de récupération", "återställningsnyckel",
+                          "ключ восстановления", "код восстановления", "回復キー", "恢复密钥", "復原金鑰", "복구 키")
 # Words between the label and its separator that make the value something else than the key.
-_NOT_THE_KEY = frozenset("""id ids identifier kennung kennwort-id format length size type location file
-    hint example""".split())
-MAX_LABEL_GAP_WORDS = 2  # "recovery key for the laptop:" is "for", "the laptop" left to the value
-_GAP = r"(?P<gap>(?:[ \t]+[^\W\d_]{1,20}){0,%d}?)(?:[ \t]*\([^()\n]{1,30}\))?" % (MAX_LABEL_GAP_WORDS + 2)
-_SEP = (r"(?:[ \t]*[:=：][ \t]*|[ \t]+(?i:is|was|ist|lautet|est|es|é|è|är|er)[ \t]+(?::[ \t]*)?|[ \t]+[-–—][ \t]+)"
-        r"(?:\*\*[ \t]*)?[\"'`]?")
+_NOT_THE_KEY = frozenset("""id ids identifier kennung format length size type location file hint
+    example""".split())
+MAX_LABEL_GAP_WORDS = 4  # "recovery key for the work laptop:"
+_GAP = r"(?P<gap>(?:[ \t]+[^\W\d_]{1,20}){0,%d}?)(?:[ \t]*\([^()\n]{1,30}\))?" % MAX_LABEL_GAP_WORDS
+_SEP = (r"(?:[ \t]*[:=：][ \t]*|[ \t]+(?i:is|was|ist|lautet|est|es|é|è|är|er)[ \t]+(?::[ \t]*)?"
+        r"|[ \t]+[-–—][ \t]+)(?:\*\*[ \t]*)?[\"'`]?")
 _GROUPS = r"(?P<s>[A-Za-z0-9]{4,8}(?P<g>[- ])[A-Za-z0-9]{4,8}(?:(?P=g)[A-Za-z0-9]{4,8}){2,10})(?![\w-])"
 
 
@@ -88,7 +89,8 @@ _WALLET_LABEL_RE = re.compile(
     r"(?i)priv(?:ate)?[ \t_-]?key|\bwif\b|privater[ \t]+schl(?:ü|ue)ssel|cl[ée][ \t]+priv[ée]e|clave[ \t]+privada"
     r"|chiave[ \t]+privata|chave[ \t]+privada|klucz[ \t]+prywatny|приватный[ \t]+ключ|закрытый[ \t]+ключ"
     r"|秘密鍵|私钥|私鑰|개인[ \t]?키")
-_NOT_A_KEY_RE = re.compile(r"(?i)(?<![a-z])(?:sha\d*|md5|hash|digest|fingerprint|checksum|id|address|adresse|tx|txid)(?![a-z])")
+_NOT_A_KEY_RE = re.compile(r"(?i)(?<![a-z])(?:sha\d*|md5|hash|digest|fingerprint|checksum|id|address|adresse|tx"
+                           r"|txid)(?![a-z])")
 LABEL_REACH = 60  # chars before the value on its line where the label is looked for
 
 

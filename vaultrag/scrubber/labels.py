@@ -133,7 +133,7 @@ _FUNCTION_WORDS = frozenset("""a an the and or but not no nor of to in on at by 
 MIN_PASSPHRASE_WORDS = 3  # a quoted group of words after "is": 'is "purple monkey dishwasher"'
 
 
-def quoted_passphrase(value: str) -> bool:
+def _quoted_passphrase(value: str) -> bool:
     """3-10 words quoted after a copula, none a word of a sentence, not a placeholder."""
     words = value.split()
     return (MIN_PASSPHRASE_WORDS <= len(words) <= 10 and len(value) <= 64 and not is_placeholder(value)
@@ -159,7 +159,7 @@ def _prose(m: re.Match) -> Optional[tuple]:
     if any(w.lower() in _ABOUT_WORDS for w in gap_words[:2]):
         return None  # "the password policy is ...", "password reset is ..."
     if m.group("words") is not None:
-        return (*m.span("words"), "password-prose") if quoted_passphrase(m.group("words")) else None
+        return (*m.span("words"), "password-prose") if _quoted_passphrase(m.group("words")) else None
     a, b = _without_sentence_end(text, *m.span("s"))
     return (a, b, "password-prose") if _given_in_prose(text[a:b], text, b) else None
 
@@ -170,7 +170,7 @@ def _given_in_prose(value: str, text: str, b: int, english: bool = True) -> bool
     password that is not a quantity or a hyphenated adjective, or (after English "is") lower-case
     words run together (German compounds are lower-case words as long: "ist zwischengespeichert")."""
     if any(c.isspace() for c in value):
-        return quoted_passphrase(value)
+        return _quoted_passphrase(value)
     if english and _run_together(value):
         return True
     return _typed_in_prose(value) and not _a_quantity(value, text, b) and not _two_words(value)
@@ -235,7 +235,8 @@ _LABEL_ABOUT_WORDS = frozenset("""must should will can cannot could may needs ne
 # non-ASCII character.
 _WIFI_KEYS = (r"(?:wlan|wi-?fi|wpa[23]?|netzwerk(?:sicherheits)?)[ \t-]?(?:key|schlüssel|schluessel|psk)"
               r"|(?:network|wireless)[ \t]+(?:security[ \t]+)?key|wpa[23]?[ \t-]psk")
-_ROMANCE_WIFI_KEY = r"(?:%s)(?:[ \t]+(?:de|du|di|del|della|d[eu][ \t]+la))?[ \t-]+(?:wlan|wi-?fi|wpa[23]?|red|rete|réseau|reseau)"
+_ROMANCE_WIFI_KEY = (r"(?:%s)(?:[ \t]+(?:de|du|di|del|della|d[eu][ \t]+la))?[ \t-]+"
+                     r"(?:wlan|wi-?fi|wpa[23]?|red|rete|réseau|reseau)")
 _WIFI_KEY_TRIGGERS = ("key", "schl", "psk")
 # ... and a network word in the text (one cheap test where "key" is, before the lines are searched)
 _WIFI_KEY_REQUIRES = ("wlan", "wifi", "wi-fi", "wpa", "netzwerk", "network", "wireless", "clave", "chiave")
@@ -253,7 +254,8 @@ def _bare_pw(m: re.Match) -> Optional[tuple]:
     symbol typed into passwords (`pw useradd bob`: FreeBSD's user tool with its subcommand)."""
     a, b = _without_sentence_end(m.string, *m.span("s"))
     value = m.string[a:b]
-    if value.startswith(("-", "(", "[", "{", "<", "\"", "'", "`")) or not any(c.isdigit() or c in _TYPED_SYMBOLS for c in value):
+    if value.startswith(("-", "(", "[", "{", "<", "\"", "'", "`")) \
+            or not any(c.isdigit() or c in _TYPED_SYMBOLS for c in value):
         return None
     return (a, b, "password-label") if _typed_in_prose(value) and not _a_quantity(value, m.string, b) else None
 
