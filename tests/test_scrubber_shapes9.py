@@ -381,3 +381,12 @@ def test_the_new_shapes_come_out_the_same_without_the_fast_paths(monkeypatch):
                                                 for r in engine._RULES))
     monkeypatch.setattr(engine, "_ascii", lambda low: low)
     assert [scrub(t) for t in texts] == fast
+
+
+@pytest.mark.parametrize("text", [
+    "Password: (same as router)", "mot de passe : (voir coffre)", "Password for the NAS: (same as router)",
+    "Password for the NAS: ask Bob", "WLAN-Schlüssel: steht auf der Rückseite", "WPA2-Schlüssel: siehe Fritzbox",
+    "Wi-Fi key: printed on the router", "Recovery key: stored in iCloud Keychain", "private key: see ~/.ssh/id_ed25519",
+    "Kennwort für den Server: siehe Passwortmanager", "Password for the NAS: ********"])
+def test_labels_followed_by_prose_or_a_parenthesis_stay(text):
+    assert untouched(text)

@@ -58,10 +58,11 @@ _USERINFO = r"://(?P<u>[^\s:/?#@\[\]'\"<>]*):(?P<s>[^\s/@\[\]'\"<>]+)@"
 
 
 def _prose_follows(text: str, value: str, end: int) -> bool:
-    """`Password: see the vault`: an unquoted all-letter word followed by more words is prose."""
+    """`Password: see the vault`, `Password: (same as router)`: an unquoted all-letter word (or one
+    opening a parenthesis) followed by more words is prose."""
     line_end = text.find("\n", end)
     rest = text[end:line_end if line_end >= 0 else len(text)].lstrip(" \t")
-    return value.isalpha() and rest[:1].isalnum()
+    return value.removeprefix("(").isalpha() and rest[:1].isalnum()
 
 
 def _random_part(value: str) -> bool:

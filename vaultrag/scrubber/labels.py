@@ -191,7 +191,8 @@ def _label(m: re.Match) -> Optional[tuple]:
     value = text[a:b]
     if len(value) < 4 or stands_in_for_password(value) or _a_variable_name(value) or value.startswith(_NOT_VALUES):
         return None  # `hasło: password`, a variable's name, a path, or a marker of an earlier pass
-    if not quoted and not any(c.isdigit() or not c.isalnum() for c in value) and text[b:b + 1] == " " \
+    word = value.removeprefix("(")  # "mot de passe : (voir coffre)" too
+    if not quoted and word and not any(c.isdigit() or not c.isalnum() for c in word) and text[b:b + 1] == " " \
             and text[b + 1:b + 2].isalpha():
         return None  # an ASCII word followed by more words: prose ("Kennwort: siehe Tresor")
     if any(g in m.re.groupindex and m.group(g) is not None for g in ("cop", "cop2")) \
