@@ -342,7 +342,7 @@ def test_more_qualified_forms(text):
 
 @pytest.mark.parametrize("label", [
     "Microsoft account recovery code:", "Wiederherstellungscode:", "código de recuperación:", "code de récupération :",
-    "codice di ripristino:"])
+    "chiave di recupero:"])
 def test_a_single_grouped_recovery_code(label):
     both_ways(lambda r: (lambda s: (f"{label} {s}", s))(
         "-".join(pick(r, string.ascii_uppercase + string.digits, 5) for _ in range(5))))

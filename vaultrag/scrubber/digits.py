@@ -25,7 +25,7 @@ is a payment card number printed as cards are. Four rules:
 - card-cvv: 3-4 digits after CVV / CVC / CVV2 / CVC2 / CVN (`CVV code`, `CVC-Nummer`, `CVV-код`) / card
   security code, and the card's words in other languages (Kartenprüfnummer, Sicherheitscode,
   cryptogramme visuel, código de seguridad / segurança, codice di sicurezza, kod bezpieczeństwa,
-  beveiligingscode, säkerhetskod, код безопасности); "Prüfziffer" / "Prüfnummer" (an ISBN's and an
+  säkerhetskod, код безопасности); "Prüfziffer" / "Prüfnummer" (an ISBN's and an
   IBAN's check digits too) only with a card word or a card number on its line or the line above.
 - social-security-number: a US SSN (`123-45-6789`, `078051120`) under its label (SSN, SS#, social
   security number) that the SSA could issue (not area 000 / 666 / 9xx, group 00, serial 0000). An
@@ -152,20 +152,20 @@ def _pin(m: re.Match) -> Optional[tuple]:
 
 # First: "card security code 123" is the card's, though a code word with a qualifier too.
 _CVV_SEP = r"(?:[ \t]*(?:\([^()\n]{1,30}\)[ \t]*)?[:=：#][ \t]*|[ \t]+(?:(?i:is|ist|lautet|est|es|é|è|jest|är)[ \t]+)?)"
-# The card's own words in other languages: Kartenprüfnummer, cryptogramme (visuel), código de
-# seguridad / segurança, codice di sicurezza, kod bezpieczeństwa, beveiligingscode, säkerhetskod.
-# (Polish, Swedish and Spanish, written with their letters, in texts with a non-ASCII character)
-_CVV_WORDS = (r"kartenpr(?:ü|ue)f(?:nummer|ziffer)|sicherheitscode|cryptogramme(?:[ \t]+visuel)?"
-              r"|codice di sicurezza|beveiligingscode|kaartverificatiecode")
+# The card's own words in other languages: Sicherheitscode, cryptogramme (visuel), codice di
+# sicurezza; those written with their own letters (Kartenprüfnummer, código de seguridad, kod
+# bezpieczeństwa, säkerhetskod, код безопасности) are looked up in texts with a non-ASCII character
+# (each literal is one more scan of every text).
+_CVV_WORDS = r"sicherheitscode|cryptogramme(?:[ \t]+visuel)?|codice di sicurezza"
 add("card-cvv", r"\b(?i:(?:cvv2?|cvc2?|cvn)(?:[ \t-]?(?:code|kod|nummer|number|код))?|(?:card[ \t]+)?security[ \t]+code"
     r"|%s)%s%s[\"'`]?(?P<s>\d{3,4})" % (_CVV_WORDS, _CVV_SEP, _BOLD_END) + _END,
-    ["cv", "security code", "fnummer", "fziffer", "sicherheitscode", "cryptogramme", "di sicurezza",
-     "beveiligingscode", "verificatiecode"],  # (Kartenprüf-: "fnummer", "fziffer")
+    ["cv", "security code", "sicherheitscode", "cryptogramme", "di sicurezza"],
     lambda m: m.span("s"), needs_long=False, vendor=False, anchored=False, priority=PRIORITY_GENERIC,
     one_line=True)
-add("card-cvv", r"(?<!\w)(?i:код[ \t]+безопасности|код[ \t]+cvv2?|код[ \t]+cvc2?|kod[ \t]+bezpieczeństwa"
-    r"|säkerhetskod|código de segur(?:idad|ança))%s%s[\"'`]?(?P<s>\d{3,4})" % (_CVV_SEP, _BOLD_END) + _END,
-    ["код безопасности", "код cv", "bezpieczeńs", "säkerhetskod", "código"],  # gates only: whole text searched
+add("card-cvv", r"(?<!\w)(?i:kartenprüf(?:nummer|ziffer)|код[ \t]+безопасности|код[ \t]+cvv2?|код[ \t]+cvc2?"
+    r"|kod[ \t]+bezpieczeństwa|säkerhetskod|código de segur(?:idad|ança))%s%s[\"'`]?(?P<s>\d{3,4})"
+    % (_CVV_SEP, _BOLD_END) + _END,
+    ["kartenprüf", "код безопасности", "код cv", "bezpieczeńs", "säkerhetskod", "código"],  # gates: text searched
     lambda m: m.span("s"), needs_long=False, vendor=False, anchored=False, priority=PRIORITY_GENERIC,
     non_ascii=True)
 
@@ -181,9 +181,9 @@ def _cvv_by_a_card(m: re.Match) -> Optional[tuple]:
     return None
 
 
-add("card-cvv", r"\b(?i:pr(?:ü|ue)f(?:ziffer|nummer)(?:n)?)%s%s[\"'`]?(?P<s>\d{3,4})" % (_CVV_SEP, _BOLD_END) + _END,
-    ["fziffer", "fnummer"], _cvv_by_a_card, needs_long=False, vendor=False, anchored=False,
-    priority=PRIORITY_GENERIC, one_line=True)
+add("card-cvv", r"\b(?i:prüf(?:ziffer|nummer)(?:n)?)%s%s[\"'`]?(?P<s>\d{3,4})" % (_CVV_SEP, _BOLD_END) + _END,
+    ["prüf"], _cvv_by_a_card, needs_long=False, vendor=False, anchored=False, priority=PRIORITY_GENERIC,
+    non_ascii=True)
 # A PIN holds 4 digits in a row: a text without (most prose) skips the rule and its label lookups
 # (see engine); "pin", "code" and their kin are in most texts.
 add("pin-code", r"%s%s%s%s%s%s" % (_PIN_LABEL, _PIN_SUFFIX, _PIN_POST, _GAP, _SEP, _PIN_VALUE),

@@ -139,7 +139,7 @@ def _positions(low: str, first: Optional[dict], present: list, planned: frozense
 # text holding a literal holds every part of it.
 _CHAR_RARITY = "~!^|$@#%&;\\`?*+={}[]<>zqjx9876543210kvwy\"'_bfgphmcudl/(),sn.:rioate- "
 # Parts several triggers share, looked up as gates only (never a trigger themselves).
-_SHARED_PARTS = ("private", "config", "hook", "http", "sql", "code", "di r")  # "di r": di ripristino, di recupero
+_SHARED_PARTS = ("private", "config", "hook", "http", "sql", "code")
 
 
 def _plan(triggers: tuple) -> tuple:

@@ -2,8 +2,8 @@
 
 - recovery-key: a BitLocker recovery key by its shape alone (8 groups of 6 digits joined by dashes:
   nothing else is written so); and under a recovery-key label (recovery key or code, Wiederher-
-  stellungsschlüssel / -code, clé / code de récupération, clave / código de recuperación, chiave /
-  codice di ripristino, återställningsnyckel, ключ / код восстановления, 回復キー, 恢复密钥, 復原金鑰,
+  stellungsschlüssel / -code, clé / code de récupération, clave / código de recuperación, chave de
+  recuperação, chiave di ripristino, återställningsnyckel, ключ / код восстановления, 回復キー, 恢复密钥, 復原金鑰,
   복구 키), then a colon, a copula or a dash, 4-12 groups of 4-8 letters and digits joined by one
   kind of separator (`1234-5678-9012-3456-7890-1234`, Apple's `ABCD-EFGH-IJKL-MNOP-QRST-UVWX-YZ12`,
   Microsoft's `ABCDE-FGH12-...`): with a digit or
@@ -38,15 +38,14 @@ def _bitlocker(m: re.Match) -> Optional[tuple]:
     return m.span("s") if len(set(digits)) > 1 else None  # `000000-000000-...`: filler
 
 
-# Labels spelt in ASCII, or found by an ASCII part of them (the ASCII copy of the lowered text holds
-# "wiederherstellungsschl" of -schlüssel, "de recupera" of recuperación / recuperação), and the rest.
-_ASCII_RECOVERY_LABELS = (r"recovery[ \t-]?(?:key|code)|wiederherstellungs(?:schl(?:ü|ue|u)ssel|code)"
-                          r"|(?:clave|chave|c(?:ó|o)digo) de recupera(?:ción|cion|ção|cao)"
-                          r"|(?:chiave|codice) di r(?:ipristino|ecupero)")
-_RECOVERY_TRIGGERS = ("recovery", "wiederherstellungsschl", "wiederherstellungscode", "de recupera",
-                      "di ripristino", "di recupero")
-_OTHER_RECOVERY_LABELS = ("clé de récupération", "code de récupération", "återställningsnyckel",
-                          "ключ восстановления", "код восстановления", "回復キー", "恢复密钥", "復原金鑰", "복구 키")
+# Labels spelt in ASCII (each trigger is one more scan of every text: "chiave di r" only where the
+# Wi-Fi rule found "chiave"), and labels with letters of their own, looked up in texts that hold one.
+_ASCII_RECOVERY_LABELS = r"recovery[ \t-]?(?:key|code)|wiederherstellungscode|chiave di r(?:ipristino|ecupero)"
+_RECOVERY_TRIGGERS = ("recovery", "wiederherstellungscode", "chiave di r")
+_OTHER_RECOVERY_LABELS = ("wiederherstellungsschlüssel", "clé de récupération", "code de récupération",
+                          "clave de recuperación", "código de recuperación", "chave de recuperação",
+                          "återställningsnyckel", "ключ восстановления", "код восстановления", "回復キー",
+                          "恢复密钥", "復原金鑰", "복구 키")
 # Words between the label and its separator that make the value something else than the key.
 _NOT_THE_KEY = frozenset("""id ids identifier kennung format length size type location file hint
     example""".split())

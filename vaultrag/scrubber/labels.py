@@ -232,13 +232,13 @@ _LABEL_ABOUT_WORDS = frozenset("""must should will can cannot could may needs ne
 # A Wi-Fi key is its network's password: `WLAN-Schlüssel: X`, `WPA2 key: X`, `Wi-Fi key: X`,
 # `Netzwerkschlüssel: X`, `clé WPA : X`, `clave wifi: X`; WPA keys are 8-63 characters (or 64 hex).
 # Gated by the key words (each trigger is one more lookup in every text; "key" and "psk" are looked
-# up anyway): "schl" of Schlüssel, and the Romance words that come first; `clé` in texts with a
-# non-ASCII character.
-_WIFI_KEYS = (r"(?:wlan|wi-?fi|wpa[23]?|netzwerk(?:sicherheits)?)[ \t-]?(?:key|schlüssel|schluessel|psk)"
-              r"|(?:network|wireless)[ \t]+(?:security[ \t]+)?key|wpa[23]?[ \t-]psk")
+# up anyway) and the Romance words that come first; `Schlüssel` and `clé` in texts with a non-ASCII
+# character.
+_NETWORK = r"(?:wlan|wi-?fi|wpa[23]?|netzwerk(?:sicherheits)?)[ \t-]?"
+_WIFI_KEYS = r"%s(?:key|psk)|(?:network|wireless)[ \t]+(?:security[ \t]+)?key|wpa[23]?[ \t-]psk" % _NETWORK
 _ROMANCE_WIFI_KEY = (r"(?:%s)(?:[ \t]+(?:de|du|di|del|della|d[eu][ \t]+la))?[ \t-]+"
                      r"(?:wlan|wi-?fi|wpa[23]?|red|rete|réseau|reseau)")
-_WIFI_KEY_TRIGGERS = ("key", "schl", "psk")
+_WIFI_KEY_TRIGGERS = ("key", "psk")
 # ... and a network word in the text (one cheap test where "key" is, before the lines are searched)
 _WIFI_KEY_REQUIRES = ("wlan", "wifi", "wi-fi", "wpa", "netzwerk", "network", "wireless", "clave", "chiave")
 MIN_WIFI_KEY, MAX_WIFI_KEY = 8, 64
@@ -301,8 +301,9 @@ _WIFI_SEP = _QUALIFIED_SEP.replace("{1,", "{0,", 1)
 add("password-label", r"\b(?i:%s|%s)%s%s" % (_WIFI_KEYS, _ROMANCE_WIFI_KEY % "clave|chiave", _WIFI_SEP, _LABEL_VALUE),
     _WIFI_KEY_TRIGGERS + ("clave", "chiave"), _wifi_key, needs_long=False, vendor=False, anchored=False,
     priority=PRIORITY_GENERIC, one_line=True, requires=_WIFI_KEY_REQUIRES)
-add("password-label", r"\b(?i:%s)%s%s" % (_ROMANCE_WIFI_KEY % "clé", _WIFI_SEP, _LABEL_VALUE), ["clé"], _wifi_key,
-    needs_long=False, vendor=False, anchored=False, priority=PRIORITY_GENERIC, non_ascii=True)
+add("password-label", r"\b(?i:%sschlüssel|%s)%s%s" % (_NETWORK, _ROMANCE_WIFI_KEY % "clé", _WIFI_SEP, _LABEL_VALUE),
+    ["schlüssel", "clé"], _wifi_key, needs_long=False, vendor=False, anchored=False, priority=PRIORITY_GENERIC,
+    non_ascii=True)
 add("password-label", r"(?<![\w./$-])(?i:pw)[ \t]+(?P<s>[!-~]{%d,64})" % MIN_PROSE_PASSWORD, ["pw"], _bare_pw,
     needs_long=False, vendor=False, anchored=False, priority=PRIORITY_GENERIC, one_line=True)
 add("password-label", r"(?<!\w)(?i:%s)(?:%s|%s)%s" % (_labels(_OTHER_LABELS), _SEP, _PROSE_SEP, _LABEL_VALUE),
