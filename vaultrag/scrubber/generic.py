@@ -298,8 +298,7 @@ def _typed_shape(value: str) -> bool:
 
 
 # (gated by words other rules look up anyway: `--password-stdin` holds "password", a here-string "sudo")
-_generic("cli-credential-flag", _ECHOED + _STDIN_READERS, ["sudo", "passwd", "password"], _piped_password, one_line=True,
-         requires=("echo", "printf"))
+_generic("cli-credential-flag", _ECHOED + _STDIN_READERS, ["sudo", "passwd", "password"], _piped_password, one_line=True)
 _generic("cli-credential-flag", _HERE_STRING, ["sudo"], _piped_password, one_line=True)
 # SQL (`CREATE USER .. IDENTIFIED BY 'x'`, MySQL and Oracle) and redis.conf (`requirepass x`).
 _generic("password-assignment", r"\b(?i:identified[ \t]+(?:with[ \t]+\w+[ \t]+)?by[ \t]+(?:password[ \t]+)?)"

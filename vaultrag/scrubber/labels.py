@@ -238,9 +238,8 @@ _NETWORK = r"(?:wlan|wi-?fi|wpa[23]?|netzwerk(?:sicherheits)?)[ \t-]?"
 _WIFI_KEYS = r"%s(?:key|psk)|(?:network|wireless)[ \t]+(?:security[ \t]+)?key|wpa[23]?[ \t-]psk" % _NETWORK
 _ROMANCE_WIFI_KEY = (r"(?:%s)(?:[ \t]+(?:de|du|di|del|della|d[eu][ \t]+la))?[ \t-]+"
                      r"(?:wlan|wi-?fi|wpa[23]?|red|rete|réseau|reseau)")
-_WIFI_KEY_TRIGGERS = ("key", "psk")
-# ... and a network word in the text (one cheap test where "key" is, before the lines are searched)
-_WIFI_KEY_REQUIRES = ("wlan", "wifi", "wi-fi", "wpa", "netzwerk", "network", "wireless", "clave", "chiave")
+_WIFI_KEY_TRIGGERS = ("key", "psk")  # (only their lines are searched: a network word in `requires` would
+                                     # cost up to 9 scans of every large text, which holds "key")
 MIN_WIFI_KEY, MAX_WIFI_KEY = 8, 64
 
 
@@ -294,13 +293,13 @@ add("password-label", r"\b(?i:%s)%s%s" % (_labels(_QUALIFIED_LABELS), _QUALIFIED
     _QUALIFIED_LABELS, _qualified_label, needs_long=False, vendor=False, anchored=True,
     priority=PRIORITY_GENERIC, line_needs=":：")
 # A definition list (Pandoc, MultiMarkdown): the password word alone on its line, `: value` under it.
-add("password-label", r"(?i:password|passwort|passphrase|passcode|kennwort)(?:\*\*)?[ \t]*\r?\n {0,3}:[ \t]+%s"
+add("password-label", r"(?i:password|passwort|passphrase|passcode|kennwort)(?:\*\*)?[ \t]*\n:[ \t]+%s"
     % _LABEL_VALUE, ["password", "passwort", "passphrase", "passcode", "kennwort"], _definition, needs_long=False,
-    vendor=False, anchored=True, priority=PRIORITY_GENERIC, requires=tuple("\n" + " " * n + ":" for n in range(4)))
+    vendor=False, anchored=True, priority=PRIORITY_GENERIC, requires=("\n:",))
 _WIFI_SEP = _QUALIFIED_SEP.replace("{1,", "{0,", 1)
 add("password-label", r"\b(?i:%s|%s)%s%s" % (_WIFI_KEYS, _ROMANCE_WIFI_KEY % "clave|chiave", _WIFI_SEP, _LABEL_VALUE),
     _WIFI_KEY_TRIGGERS + ("clave", "chiave"), _wifi_key, needs_long=False, vendor=False, anchored=False,
-    priority=PRIORITY_GENERIC, one_line=True, requires=_WIFI_KEY_REQUIRES)
+    priority=PRIORITY_GENERIC, one_line=True)
 add("password-label", r"\b(?i:%sschlüssel|%s)%s%s" % (_NETWORK, _ROMANCE_WIFI_KEY % "clé", _WIFI_SEP, _LABEL_VALUE),
     ["schlüssel", "clé"], _wifi_key, needs_long=False, vendor=False, anchored=False, priority=PRIORITY_GENERIC,
     non_ascii=True)
