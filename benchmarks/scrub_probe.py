@@ -3,7 +3,9 @@
     .venv/bin/python benchmarks/scrub_probe.py [-v]
 
 Two probes written for stop 16 (66 + 42 shapes: connection strings, CLIs, config files, vendor
-tokens, Markdown tables, Wi-Fi QR strings, prose in several languages). Each case is (name, text,
+tokens, Markdown tables, Wi-Fi QR strings, prose in several languages), a third for stop 31
+(qualified labels, Wi-Fi keys, piped passwords, recovery codes and keys, wallet keys, CVV words,
+SSNs), and a list of texts that use the same words and hold no secret (printed when altered). Each case is (name, text,
 secret); a leak is the secret still in `scrub(text)`. Values are random (fixed seeds), so no case
 is a dev-set row. Prints the leaks (every case with -v) and a count per probe.
 """
@@ -150,9 +152,75 @@ def probe_two() -> list:
     return cases
 
 
+def probe_three() -> list:
+    """Stop 31 (scrub9): labels qualified before their colon, Wi-Fi keys, `pw`, arrows, passphrases
+    after "is", piped passwords, recovery codes and keys, wallet keys, CVV words, spaced codes, SSNs."""
+    r = random.Random(31)
+    A = string.ascii_letters + string.digits
+    rs = lambda n, chars=A: "".join(r.choice(chars) for _ in range(n))  # noqa: E731
+    pw = lambda: r.choice(["Herbst", "Rosen", "Maple", "Kiwi", "Sonne"]) + str(r.randint(10, 9999)) + r.choice("!#%?$")  # noqa: E731
+    digits = lambda n: "".join(r.choice(string.digits) for _ in range(n))  # noqa: E731
+    b58 = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
+    words = "amber canyon velvet orbit walnut frost pepper lagoon cobalt thimble".split()
+    cases = []
+    def c(name, text, secret): cases.append((name, text, secret))
+    v = pw(); c("qualified-en", f"- Password for the guest Wi-Fi: {v}", v)
+    v = pw(); c("qualified-de", f"Passwort für den Drucker: {v}", v)
+    v = pw(); c("qualified-paren", f"Passwort (Synology): {v}", v)
+    v = pw(); c("wlan-key", f"**WLAN-Schlüssel:** {v}", v)
+    v = pw(); c("wpa2-key", f"WPA2-Key: `{v}`", v)
+    v = pw(); c("network-security-key", f"Network security key: {v}", v)
+    v = pw(); c("clave-wifi", f"Clave WiFi: {v}", v)
+    v = pw(); c("pw-slash", f"Fritzbox: admin / pw {v}", v)
+    v = rs(28); c("arrow-secret", f"client secret -> {v}", v)
+    v = pw(); c("arrow-unicode", f"router password → {v}", v)
+    v = " ".join(r.sample(words, 4)); c("quoted-passphrase", f"the vault passphrase is '{v}'", v)
+    v = "".join(r.sample(words, 4)); c("run-together", f"root password is {v}", v)
+    v = pw(); c("sudo-S", f'echo "{v}" | sudo -S systemctl restart nginx', v)
+    v = pw(); c("chpasswd", f"echo 'deploy:{v}' | sudo chpasswd", v)
+    v = digits(8); c("digit-codes", f"Google backup codes: {v} {digits(8)} {digits(8)}", v)
+    v = rs(5, "0123456789abcdef") + "-" + rs(5, "0123456789abcdef"); c("github-codes", "## GitHub recovery codes\n\n```text\n" + "\n".join([v] + [rs(5, "0123456789abcdef") + "-" + rs(5, "0123456789abcdef") for _ in range(15)]) + "\n```", v)
+    v = "-".join(f"{r.randint(0, 65535) * 11:06d}" for _ in range(8)); c("bitlocker", f"| Laptop | {v} |", v)
+    v = "-".join(digits(4) for _ in range(6)); c("recovery-key", f"Recovery key for the Mac: {v}", v)
+    v = "-".join(rs(4, string.ascii_uppercase + string.digits) for _ in range(7)); c("apple-recovery", f"Apple ID recovery key - {v}", v)
+    v = "K" + rs(51, b58); c("wif", f"BTC paper wallet, private key (WIF): {v}", v)
+    v = "0x" + rs(64, "0123456789abcdef"); c("eth", f"MetaMask account 2 private key = {v}", v)
+    v = "xprv9s21ZrQH143K" + rs(95, b58); c("xprv", f"electrum master key {v}", v)
+    v = digits(3); c("kpn", f"Kartenprüfnummer (Rückseite): {v}", v)
+    v = digits(3); c("cryptogramme", f"Cryptogramme visuel : {v}", v)
+    v = digits(3); c("cvv-es", f"Código de seguridad {v}", v)
+    v = " ".join(digits(1) for _ in range(4)); c("spaced-code", f"garage door code is {v}", v)
+    v = f"{r.randint(1, 39)}-{r.randint(1, 39)}-{r.randint(1, 39)}"; c("combo", f"gym locker combo: {v}", v)
+    v = f"{r.randint(1, 665):03d}-{r.randint(10, 99)}-{digits(4)}"; c("ssn", f"Social Security Number: {v}", v)
+    v = "AGE-SECRET-KEY-1" + rs(58, "QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L"); c("age", f"key.txt:\n{v}", v)
+    v = "SG." + rs(22, string.ascii_lowercase) + "." + rs(43); c("sendgrid-lower", f"SENDGRID {v}", v)
+    v = "$$apr1$$" + rs(8) + "$$" + rs(22, A + "./"); c("htpasswd-compose", f'      - "traefik.http.middlewares.a.basicauth.users=admin:{v}"', v)
+    v = pw(); c("def-list", f"Passwort\n: {v}", v)
+    return cases
+
+
+# Prose and code that use the same words and hold no secret: each must come back unchanged.
+FALSE_POSITIVES = (
+    "The PIN header has 40 pins; pin 13 drives the LED.", "Recovery codes are shown once: store them offline.",
+    "SSN format is AAA-GG-SSSS.", "Pick a value in the combo box.", "echo 'hello' | sudo -S true",
+    "sha256: 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
+    "Donations: bc1qar0srrr7xfkvy5l643lydnw9re59gtzzwf5mdq or 1BoatSLRHtKNngkdXEeobR76b53LETtpyT",
+    "the password is required", "the password is stored hashed", "The password is case-sensitive.",
+    "Password for user postgres: ", "Password policy for admins: Min8Chars!", "Network key type: WPA2-Personal",
+    "pw useradd alice -m -s /bin/sh", "pwd", "the recovery key ID is 4B2F1E9A", "IBAN: DE89 3704 0044 0532 0130 00",
+    "ISBN 978-3-16-148410-0 (Prüfziffer 0)", "$this->token->refresh();", "key -> value", "pins 1 2 3 4 are GND",
+    "Backup codes: see the 1Password vault", "private key fingerprint: SHA256:nThbg6kXUpJWGl7E1IGOCspRomTxdCARLviKw6E5SY8",
+    "commit 4c0883a69102937d6231471b5dbb6204fe512961", 'the passphrase was "not set"',
+)
+
+
 def main() -> int:
     verbose = "-v" in sys.argv
-    for name, probe in (("first probe", probe_one), ("second probe", probe_two)):
+    altered = [t for t in FALSE_POSITIVES if scrub(t)[0] != t]
+    for t in altered:
+        print("ALTERED " + t)
+    print(f"false-positive texts: {len(altered)} altered / {len(FALSE_POSITIVES)}")
+    for name, probe in (("first probe", probe_one), ("second probe", probe_two), ("third probe", probe_three)):
         cases = probe()
         leaks = 0
         for case, text, secret in cases:

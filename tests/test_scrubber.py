@@ -110,7 +110,8 @@ def prefixed_secret(rng: random.Random, entry: tuple) -> str:
 ALPHABET_CHARS = {"hex": HEX, "HEX": HEX.upper(), "Hex": HEX + "ABCDEF", "b62": ALNUM,
                   "a36": string.ascii_lowercase + string.digits, "A36": string.ascii_uppercase + string.digits,
                   "url": URLSAFE, "b64": B64, "b64url=": URLSAFE + "=", "a36url": string.ascii_lowercase + string.digits + "_-",
-                  "b32": string.ascii_uppercase + "234567"}
+                  "b32": string.ascii_uppercase + "234567",
+                  "b58": "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"}
 
 
 # rule -> factory(rng) -> (text as it would be pasted, the secret that must disappear)
@@ -302,6 +303,12 @@ FACTORIES = {
                                                   f"CVV2={s}"]), s))(str(r.randint(5000, 9999))),
     "credential-pair": lambda r: (lambda s: (r.choice([f"login: alice / {s}", f"Log in with `admin` / `{s}`",
                                                          f"username `bob` / `{s}`"]), s))(password(r)),
+    "recovery-key": lambda r: (lambda s: (r.choice([f"BitLocker: {s}", f"Recovery key: {s}"]), s))(
+        "-".join(str(r.randint(100000, 719999)) for _ in range(8))),
+    "wallet-private-key": lambda r: (lambda s: (r.choice([f"Private key (WIF): {s}", f"wallet private key {s}"]), s))(
+        r.choice("KL") + pick(r, "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz", 51)),
+    "social-security-number": lambda r: (lambda s: (r.choice([f"SSN: {s}", f"my social security number is {s}"]), s))(
+        f"{r.randint(1, 665):03d}-{r.randint(1, 99):02d}-{r.randint(1, 9999):04d}"),
 }
 
 

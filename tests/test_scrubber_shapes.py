@@ -123,7 +123,9 @@ def test_secret_variants_and_punctuation_passwords():
 def test_in_runs_threshold_admits_every_in_runs_rule():
     from vaultrag.scrubber import engine, generic
     assert engine.MIN_IN_RUNS_CHARS <= generic.MIN_QUOTED_RANDOM <= 40
-    assert {engine._RULES[i].name for i in engine._IN_RUNS} == {"aws-secret-access-key", "high-entropy-string"}
+    assert {engine._RULES[i].name for i in engine._IN_RUNS} == {"aws-secret-access-key", "high-entropy-string",
+                                                               "wallet-private-key"}
+    assert 51 >= engine.MIN_IN_RUNS_CHARS  # the shortest wallet key (WIF, uncompressed) is a run of 51
 
 
 def test_large_and_small_texts_get_the_same_findings():

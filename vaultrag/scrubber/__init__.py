@@ -5,8 +5,9 @@ registry and the match checks), `vendors` (prefix-and-shape rules, `PREFIXED` ta
 (context rules: assignments in every syntax, URLs, flags, headers, keys), `labels` (passwords in
 prose and under labels of other languages, after a colon, a dash or a copula), `shapes` (credentials
 with no key name: Markdown table columns, Wi-Fi QR strings, seed phrases, crypt(3) hashes, `login:
-user / password`), `digits` (secrets made of digits: PINs, door and safe codes, payment cards and
-their CVV), `engine` (scrub()).
+user / password`), `keys` (keys with no prefix: BitLocker and labelled recovery keys, wallets'
+private keys), `digits` (secrets made of digits: PINs, door and safe codes, payment cards and their
+CVV, US SSNs), `engine` (scrub()).
 
 Everything vaultrag stores or injects passes through `scrub` first: the raw note before it is parsed
 (so headings, frontmatter, FTS rows, vectors and citations never see a secret), hook tool output, and
@@ -54,6 +55,15 @@ Choices, and why:
   door code is 4711", `CVV 123`, `password: 123456`: a digit run of 4+ under a password name is a
   password, not a stand-in, unless one digit repeated) or as a Luhn-valid card number grouped as
   cards are printed; "pin 13", "code 404", "exit code 1", ports, ids and versions stay (`digits`).
+  A US social security number under its label is masked (it is used to prove who one is); an IBAN
+  is not a secret (it is handed out to be paid into) and stays.
+- Keys without a prefix are found by a shape only they have (a BitLocker key's 8 groups of 6
+  digits) or by a shape under their label: recovery keys and codes, a wallet's WIF or 64-hex key
+  under "private key" (a digest-length hex string elsewhere is a hash and stays) (`keys`, `shapes`).
+- Labels are written with qualifiers ("Password for the NAS:", "Passwort vom Router:"), as Wi-Fi
+  keys (`WLAN-Schlüssel:`), abbreviated (`pw X`), with arrows (`->`, `→`) and as commands that read
+  a password from stdin (`echo 'x' | sudo -S`); each form judges its value as a password (`labels`,
+  `generic`).
 - A secret found once is redacted wherever the same value (12+ chars) repeats in the text.
 - Idempotent: no rule matches a marker, and scrub re-runs until nothing new fires (MAX_PASSES).
 - Fast path (exact: the same output as running every gated rule over the whole text): each rule is
@@ -79,7 +89,7 @@ __all__ = ["Finding", "GENERIC_RULES", "RULES", "VENDOR_RULES", "ruleset_id", "s
 # seen by ruleset_id on its own). The index records the ruleset it was scrubbed with; the next
 # reindex under another ruleset re-scrubs every note, so a secret an older scrubber missed does
 # not stay in an index built before the rule that finds it (indexer.settings_fingerprint).
-RULES_VERSION = "2026-12-03.2"  # digit secrets: PINs, cards, numeric passwords
+RULES_VERSION = "2026-12-03.3"  # qualified labels, Wi-Fi keys, piped passwords, recovery and wallet keys, SSNs
 
 
 def ruleset_id() -> str:

@@ -2,12 +2,14 @@
 
 A bare number is never a secret ("pin 13", "code 404", "exit code 1", port 8080, issue 4711, line
 4711): a number is one when a label that names a secret number stands right before it, or when it
-is a payment card number printed as cards are. Three rules:
+is a payment card number printed as cards are. Four rules:
 - pin-code: a PIN word (PIN, PUK, PIN-Code, PIN-Nummer, Handy-PIN, pincode, PIN-kod, PIN-koodi,
   code PIN, kod PIN, ПИН-код), a code word made a lock's code by its qualifier (door / gate / alarm
   / safe / access / keypad code, Türcode, Zugangscode, digicode, code d'accès, código de acceso), or
-  a lock's combination, then `:` / `=` / a copula (is, ist, lautet, est, es, é, je, är...) / a dash
-  / a space, then 4-10 digits (a combination: 2-5 groups, `12-34-56`). A few words may stand
+  a lock's combination or combo, then `:` / `=` / a copula (is, ist, lautet, est, es, é, je, är...) /
+  a dash / a space, then 4-10 digits (a combination: 2-5 groups, `12-34-56`), or 4-10 single digits
+  spaced ("the alarm code is 1 9 8 4", after a colon, a copula or a dash, not a bare space: "pins
+  1 2 3 4" are pins). A few words may stand
   between the label and a colon or copula ("the PIN for the Visa card is 4711"), none with a digit
   and none that makes it something else than the code ("pin count is 1024"). Electronics pins are
   1-3 digits ("pin 13", "PIN 4 is ground"); a number followed by `.5`, `:80`, `/2` or a letter is a
@@ -20,7 +22,14 @@ is a payment card number printed as cards are. Three rules:
   Numbers have no literal to gate on: PINs and card numbers are `Rule.digit_masks` rules, searched
   only on the lines whose digit mask (see engine) holds 4 digits in a row, a card's grouping or 13
   digits in a row, so their labels cost no literal lookups.
-- card-cvv: 3-4 digits after CVV / CVC / CVV2 / CVC2 / CVN / card security code.
+- card-cvv: 3-4 digits after CVV / CVC / CVV2 / CVC2 / CVN (`CVV code`, `CVC-Nummer`, `CVV-код`) / card
+  security code, and the card's words in other languages (Kartenprüfnummer, Sicherheitscode,
+  cryptogramme visuel, código de seguridad / segurança, codice di sicurezza, kod bezpieczeństwa,
+  säkerhetskod, код безопасности); "Prüfziffer" / "Prüfnummer" (an ISBN's and an
+  IBAN's check digits too) only with a card word or a card number on its line or the line above.
+- social-security-number: a US SSN (`123-45-6789`, `078051120`) under its label (SSN, SS#, social
+  security number) that the SSA could issue (not area 000 / 666 / 9xx, group 00, serial 0000). An
+  SSN is an authenticator and is masked; an IBAN is handed out to be paid, and is left alone.
 Values under a PIN or card label are redacted whatever they look like (`0000` and `1234` are the
 commonest real PINs; a note that lists them means them).
 """
@@ -65,7 +74,7 @@ _PIN_LABEL = r"(?P<label>(?i:pin|puk|code|kod|kode|geheimzahl|geheimnummer))"
 _OTHER_LABEL = (r"(?P<label>ПИН|[Пп]ин|[Кк]од[ \t]+(?:доступа|от[ \t]+[^\W\d_]{1,12})"
                 r"|[Cc]ódigo[ \t]+(?:PIN|pin|de[ \t]+acceso|de[ \t]+acesso|de[ \t]+seguridad|de[ \t]+la[ \t]+puerta))")
 # A combination is matched from its "ombina": one literal for combination, Kombination, combinaison.
-_COMBINATION = r"(?P<label>(?i:ombination|ombinaison|ombinación))"
+_COMBINATION = r"(?P<label>(?i:ombination|ombinaison|ombinación|ombo))"  # "combo" too: "the safe combo is"
 _PIN_SUFFIX = (r"(?P<suffix>(?i:s|-?(?:code|kod|kode|koodi|nummer|number|код)|[ \t](?:code|number|nummer"
                r"|nr\.?|no\.?)|码|碼|コード|번호|코드)?)")
 _PIN_POST = (r"(?P<post>[ \t]+(?i:pin|puk|secret|confidentiel|d['’]acc[eè]s|de[ \t]+acceso|de[ \t]+acesso"
@@ -74,7 +83,10 @@ _PIN_POST = (r"(?P<post>[ \t]+(?i:pin|puk|secret|confidentiel|d['’]acc[eè]s|d
 # the end of Markdown bold (`"pin": "4711"`, `**PIN:** 4711`).
 _GAP = r"""(?P<gap>(?:[ \t]+[^\W\d_]{1,20}){0,%d}?(?:[ \t]*\([^()\n]{1,30}\))?)(?:["'`]|\*{1,2})?""" % MAX_GAP_WORDS
 _BOLD_END = r"(?:\*{1,2}[ \t]*)?"  # `**PIN:** 4711`
-_PIN_VALUE = _BOLD_END + r"""["'`]?(?P<s>\d{%d,%d}|\d{1,3}(?:[- ]\d{1,3}){1,4})%s""" % (MIN_PIN, MAX_PIN, _END)
+# A code read out digit by digit is written with spaces (`1 9 8 4`): 4-10 single digits.
+_PIN_VALUE = _BOLD_END + r"""["'`]?(?P<s>\d{%d,%d}|\d(?: \d){%d,%d}|\d{1,3}(?:[- ]\d{1,3}){1,4})%s""" % (
+    MIN_PIN, MAX_PIN, MIN_PIN - 1, MAX_PIN - 1, _END)
+_SPACED_RE = re.compile(r"\d(?: \d)+")
 
 
 QUALIFIER_REACH = 2  # words before a code word that may name its lock ("garage door opener code")
@@ -114,10 +126,12 @@ def _pin(m: re.Match) -> Optional[tuple]:
         return None  # "pin count is 1024", "PIN length: 6"
     value = m.group("s")
     grouped = not value.isdigit()
+    if grouped and _SPACED_RE.fullmatch(value) and m.group("sep").strip():
+        grouped = False  # "the alarm code is 1 9 8 4": digits spaced, after a colon or copula
     if label in ("pin", "puk", "пин"):
         if head != a:
             return None  # spin, mapping, ledPin
-    elif label.startswith("ombina"):
+    elif label.startswith(("ombina", "ombo")):
         named = _words_before(text, head) | {w.lower() for w in gap}
         if head != a - 1 or text[head] not in "cCkK" or not named & _LOCK_WORDS:
             return None  # "a linear combination is 12-34": no lock named
@@ -137,22 +151,72 @@ def _pin(m: re.Match) -> Optional[tuple]:
 
 
 # First: "card security code 123" is the card's, though a code word with a qualifier too.
-add("card-cvv", r"\b(?i:cvv2?|cvc2?|cvn|(?:card[ \t]+)?security[ \t]+code)"
-    r"(?:[ \t]*[:=：#][ \t]*|[ \t]+(?:(?i:is|ist|lautet|est|es)[ \t]+)?)%s[\"'`]?(?P<s>\d{3,4})" % _BOLD_END
-    + _END,
-    ["cv", "security code"],
+_CVV_SEP = r"(?:[ \t]*(?:\([^()\n]{1,30}\)[ \t]*)?[:=：#][ \t]*|[ \t]+(?:(?i:is|ist|lautet|est|es|é|è|jest|är)[ \t]+)?)"
+# The card's own words in other languages: Sicherheitscode, cryptogramme (visuel), codice di
+# sicurezza; those written with their own letters (Kartenprüfnummer, código de seguridad, kod
+# bezpieczeństwa, säkerhetskod, код безопасности) are looked up in texts with a non-ASCII character
+# (each literal is one more scan of every text).
+_CVV_WORDS = r"sicherheitscode|cryptogramme(?:[ \t]+visuel)?|codice di sicurezza"
+add("card-cvv", r"\b(?i:(?:cvv2?|cvc2?|cvn)(?:[ \t-]?(?:code|kod|nummer|number|код))?|(?:card[ \t]+)?security[ \t]+code"
+    r"|%s)%s%s[\"'`]?(?P<s>\d{3,4})" % (_CVV_WORDS, _CVV_SEP, _BOLD_END) + _END,
+    ["cv", "security code", "sicherheitscode", "cryptogramme", "di sicurezza"],
     lambda m: m.span("s"), needs_long=False, vendor=False, anchored=False, priority=PRIORITY_GENERIC,
     one_line=True)
+add("card-cvv", r"(?<!\w)(?i:kartenprüf(?:nummer|ziffer)|код[ \t]+безопасности|код[ \t]+cvv2?|код[ \t]+cvc2?"
+    r"|kod[ \t]+bezpieczeństwa|säkerhetskod|código de segur(?:idad|ança))%s%s[\"'`]?(?P<s>\d{3,4})"
+    % (_CVV_SEP, _BOLD_END) + _END,
+    ["kartenprüf", "код безопасности", "код cv", "bezpieczeńs", "säkerhetskod", "código"],  # gates: text searched
+    lambda m: m.span("s"), needs_long=False, vendor=False, anchored=False, priority=PRIORITY_GENERIC,
+    non_ascii=True)
+
+
+def _cvv_by_a_card(m: re.Match) -> Optional[tuple]:
+    """A check number ("Prüfziffer", "Prüfnummer": also an ISBN's or an IBAN's) is a card's CVV
+    only with a card on its line or the line above: a card word or a card-shaped number."""
+    text, a = m.string, m.start()
+    line_start = text.rfind("\n", 0, a) + 1
+    context = text[text.rfind("\n", 0, max(line_start - 1, 0)) + 1 if line_start else 0:text.find("\n", a) % (len(text) + 1)]
+    if _CARD_LABEL_RE.search(context) or _CARD_IN_TEXT_RE.search(context):
+        return m.span("s")
+    return None
+
+
+add("card-cvv", r"\b(?i:prüf(?:ziffer|nummer)(?:n)?)%s%s[\"'`]?(?P<s>\d{3,4})" % (_CVV_SEP, _BOLD_END) + _END,
+    ["prüf"], _cvv_by_a_card, needs_long=False, vendor=False, anchored=False, priority=PRIORITY_GENERIC,
+    non_ascii=True)
 # A PIN holds 4 digits in a row: a text without (most prose) skips the rule and its label lookups
 # (see engine); "pin", "code" and their kin are in most texts.
 add("pin-code", r"%s%s%s%s%s%s" % (_PIN_LABEL, _PIN_SUFFIX, _PIN_POST, _GAP, _SEP, _PIN_VALUE),
     ["pin", "puk", "code", "kod", "geheim"], _pin, needs_long=False, vendor=False,
-    anchored=True, priority=PRIORITY_GENERIC, line_needs="0123456789", digit_masks=(b"0000",))
+    anchored=True, priority=PRIORITY_GENERIC, line_needs="0123456789", digit_masks=(b"0000", b"0 0 0 0"))
 add("pin-code", r"%s%s%s%s" % (_OTHER_LABEL, _PIN_SUFFIX, _SEP, _PIN_VALUE),
     ["пин", "Пин", "ПИН", "код", "Код", "código", "Código"], _pin, needs_long=False, vendor=False,
     anchored=False, priority=PRIORITY_GENERIC, non_ascii=True, one_line=True)
-add("pin-code", r"%s%s%s%s" % (_COMBINATION, _GAP, _SEP, _PIN_VALUE), ["ombina"], _pin, needs_long=False,
+add("pin-code", r"%s%s%s%s" % (_COMBINATION, _GAP, _SEP, _PIN_VALUE), ["ombina", "ombo"], _pin, needs_long=False,
     vendor=False, anchored=False, priority=PRIORITY_GENERIC, one_line=True)
+
+
+# ---------------------------------------------------------------------------- US social security numbers
+# An SSN is used as an authenticator (banks, payroll, the IRS ask for it to prove who you are): under
+# its label it is masked. An IBAN is not: it is handed out to receive payments, and stays.
+_SSN = (r"\b(?P<label>(?i:ssn|ss#|social[ \t]+security(?:[ \t]+(?:number|no\.?|nr\.?|num\.?))?))(?:[ \t]*#)?"
+        r"%s%s%s[\"'`]?(?P<s>\d{3}(?P<g>[- ]?)\d{2}(?P=g)\d{4})%s" % (_GAP, _SEP, _BOLD_END, _END))
+
+
+def _ssn(m: re.Match) -> Optional[tuple]:
+    """A number the SSA could issue: area not 000, 666 or 9xx, group not 00, serial not 0000."""
+    gap = (m.group("gap") or "").split()
+    if gap and m.group("sep").strip() == "" or any(w.lower() in _ABOUT_WORDS for w in gap):
+        return None  # "SSN of the holder 123..." (no colon), "SSN length is 9"
+    digits = m.group("s").replace("-", "").replace(" ", "")
+    area, group, serial = digits[:3], digits[3:5], digits[5:]
+    if area in ("000", "666") or area[0] == "9" or group == "00" or serial == "0000":
+        return None
+    return m.span("s")
+
+
+add("social-security-number", _SSN, ["ssn", "ss#", "social security"], _ssn, needs_long=False, vendor=False,
+    anchored=True, priority=PRIORITY_GENERIC, line_needs="0123456789", digit_masks=(b"0000",))
 
 
 # ---------------------------------------------------------------------------- payment cards
@@ -189,6 +253,7 @@ _GROUPED = (r"(?<![\w.,/+-])(?<!\d[ -])(?P<s>[2-6]\d{3}(?P<g>[ -])\d{4}(?P=g)\d{
 _CARD_LABEL_RE = re.compile(r"(?i)card|kart|cart|kaart|kort|tarjeta|visa|master|amex|maestro|discover|diners"
                             r"|\bjcb\b|unionpay|\bcc\b|карт|信用卡|卡号|カード|카드")
 _UNGROUPED = r"(?<![\w.,/+-])(?P<s>[2-6]\d{%d,%d})(?![\w]|[ -]\d|[.,/]\d)" % (CARD_DIGITS[0] - 1, CARD_DIGITS[1] - 1)
+_CARD_IN_TEXT_RE = re.compile(r"(?<!\d)[2-6]\d{3}(?:[ -]?\d{4}){3}(?!\d)|\[REDACTED:card-number\]")
 
 
 def _labelled_card(m: re.Match) -> Optional[tuple]:

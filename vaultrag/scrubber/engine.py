@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Callable, Iterable, Optional
 
-from . import generic, labels, shapes, vendors  # noqa: F401  (they fill the registry)
+from . import generic, keys, labels, shapes, vendors  # noqa: F401  (they fill the registry)
 from . import digits  # noqa: F401,E402  (last: a tie with the rules above keeps their name)
 from .rules import REGISTRY, _is_word, in_template
 
@@ -32,7 +32,10 @@ _WINDOW_MIN = b"a" * 20
 _MIXED_RE = re.compile(r"[0-9A-Z]")  # a separate test: folding it into _WINDOW_RE is 1.5-2x slower
 # (an all-lowercase run is a window too when it holds x-filler: `ghp_xxxx...` is redacted as a shape)
 MIN_IN_RUNS_CHARS = 32  # the in-runs rules' shortest value (quoted high-entropy 32, AWS secret 40)
-TOKEN_REACH = 24  # chars; the longest prefix before a 20-char body run (`sk-ant-admin01-`, `dp.st.x.`)
+# chars; the longest prefix before a 20-char body run: `sk-ant-admin01-`, `dp.st.x.`, and SendGrid's
+# `SG.` + 22 + `.` (26) or Harness's `pat.` + 22 + `.` (27) when that first part is all lower case
+# (then not a window itself: only the second part is)
+TOKEN_REACH = 27
 # Numbers have no literal: `digit_masks` rules (PINs, card numbers) search only the lines where a
 # copy of the text with "0" for each digit and " " for each space or dash holds one of their masks
 # (`0000`, `0000 0000 0000 0000`): one translate of the bytes the runs are found in (~1 GB/s) and a
@@ -74,10 +77,16 @@ for _i, _r in enumerate(_RULES):
 _UNGATED = [i for i, r in enumerate(_RULES)
             if not r.triggers and not r.in_runs and not r.non_ascii and not r.digit_masks]
 _IN_DIGIT_MASKS = tuple(i for i, r in enumerate(_RULES) if r.digit_masks)
-MASK_FLOOR = b"0000"  # inside every digit mask: a text without 4 digits in a row skips them all
-if not all(MASK_FLOOR in n for i in _IN_DIGIT_MASKS for n in _RULES[i].digit_masks):
-    raise ValueError("every digit mask must hold MASK_FLOOR")
+# One of these is inside every digit mask: a text without 4 digits in a row, or 4 single digits
+# spaced (`1 9 8 4`), skips them all.
+MASK_FLOORS = (b"0000", b"0 0 0 0")
+if not all(any(f in n for f in MASK_FLOORS) for i in _IN_DIGIT_MASKS for n in _RULES[i].digit_masks):
+    raise ValueError("every digit mask must hold one of MASK_FLOORS")
 _NON_ASCII = tuple(i for i, r in enumerate(_RULES) if r.non_ascii)
+# Their gates: each distinct lowered trigger once (a rule spells case variants out for the lines it
+# searches, `Код` beside `код`; the lowered text holds the lowered one wherever the text holds either).
+_NON_ASCII_GATES = tuple((t, tuple(o for o in _NON_ASCII if t in {x.lower() for x in _RULES[o].triggers}))
+                         for t in dict.fromkeys(t.lower() for o in _NON_ASCII for t in _RULES[o].triggers))
 _UNGATED_LARGE = _UNGATED + [i for i, r in enumerate(_RULES)
                              if any(t in _SELF_GATED for t in r.triggers)]  # anchored: find their own
 _IN_RUNS = [i for i, r in enumerate(_RULES) if r.in_runs]
@@ -130,7 +139,7 @@ def _positions(low: str, first: Optional[dict], present: list, planned: frozense
 # text holding a literal holds every part of it.
 _CHAR_RARITY = "~!^|$@#%&;\\`?*+={}[]<>zqjx9876543210kvwy\"'_bfgphmcudl/(),sn.:rioate- "
 # Parts several triggers share, looked up as gates only (never a trigger themselves).
-_SHARED_PARTS = ("private", "config", "hook", "http", "sql")
+_SHARED_PARTS = ("private", "config", "hook", "http", "sql", "code")
 
 
 def _plan(triggers: tuple) -> tuple:
@@ -283,7 +292,7 @@ def _find(text: str) -> list[tuple[int, int, str]]:
         _match_digit_masks(text, low, raw.translate(_DIGIT_TABLE), candidates)
     if _NON_ASCII and not text.isascii():
         # their literals are not ASCII: looked up in the lowered text itself, not in its ASCII copy
-        orders = tuple(o for o in _NON_ASCII if any(t in lowered for t in _RULES[o].triggers))
+        orders = tuple(sorted({o for t, gated in _NON_ASCII_GATES if t in lowered for o in gated}))
         if orders:
             _match_rules(text, text, orders, candidates, (None, [], frozenset()))
     if not candidates:
@@ -328,7 +337,7 @@ def _match_digit_masks(text: str, low: str, mask: bytes, candidates: list) -> No
     those of a whole-text search. With triggers (PIN labels, anchored), the same in a small text
     (its label literals cost more than a search of the few lines with 4 digits in a row); a large
     one (tool output: many such lines) whose mask holds one runs the rule at its triggers."""
-    if mask.find(MASK_FLOOR) < 0:
+    if all(mask.find(floor) < 0 for floor in MASK_FLOORS):
         return
     found: dict = {}
     for order in _IN_DIGIT_MASKS:

@@ -41,7 +41,7 @@ _TYPE = r"""(?:(?:[ \t]*:[ \t]*|[ \t]+)[A-Za-z_][\w.]*(?:<[\w, .]*>|\[\w*\])?\??
 # Whitespace is taken possessively ((?=(x))(?P=x)): a run of spaces after a keyword (`PASSED   [ 0%]`
 # in pytest output) is then tried once, not once per split between two space quantifiers.
 _OP = (r"""(?=(?P<ws>[ \t]*))(?P=ws)(?:\*+[ \t]*)?"""
-       r"""(?:(?P<sep>:{1,3}=|[?+.]=|={2,3}|!==?|=>|<-|=|:(?!//)|,)[ \t]*(?:\*+[ \t]*)?"""
+       r"""(?:(?P<sep>:{1,3}=|[?+.]=|={2,3}|!==?|=>|<-|=|:(?!//)|,|(?<=[ \t])(?:->|→|⇒)(?=[ \t]))[ \t]*(?:\*+[ \t]*)?"""
        r"""(?:!!?[A-Za-z]+[ \t]+)?"""  # a YAML tag: `key: !!binary AbC...`
        r"""|(?<=[ \t])(?=@?["'][^\n"']{1,400}["'][ \t]*[;,)]*[ \t]*$))""")  # `secret "abc";` (BIND, Juniper);
 # the `$` needs (?m): the assignment pattern is compiled with it
@@ -58,10 +58,11 @@ _USERINFO = r"://(?P<u>[^\s:/?#@\[\]'\"<>]*):(?P<s>[^\s/@\[\]'\"<>]+)@"
 
 
 def _prose_follows(text: str, value: str, end: int) -> bool:
-    """`Password: see the vault`: an unquoted all-letter word followed by more words is prose."""
+    """`Password: see the vault`, `Password: (same as router)`: an unquoted all-letter word (or one
+    opening a parenthesis) followed by more words is prose."""
     line_end = text.find("\n", end)
     rest = text[end:line_end if line_end >= 0 else len(text)].lstrip(" \t")
-    return value.isalpha() and rest[:1].isalnum()
+    return value.removeprefix("(").isalpha() and rest[:1].isalnum()
 
 
 def _random_part(value: str) -> bool:
@@ -201,6 +202,8 @@ def _keyword_random(m: re.Match) -> Optional[tuple]:
         return None  # the keyword had its own value or sat in a <placeholder>; UUIDs are ids
     if _HASH_LABEL_RE.search(gap) or re.match(r"(?i)(?:sha|md)\d*[-:=]", value):
         return None  # labelled as a checksum, commit, fingerprint, data URI or public key
+    if _PATH_RE.match(value) and any(wordiness(p) >= 0.5 for p in value.split("/") if p):
+        return None  # "Enter passphrase for /home/u/.ssh/id_ed25519:": a path with words in it
     return random(m)
 
 
@@ -259,6 +262,44 @@ _generic("cli-credential-flag", r"\bnet user\b[ \t]+\S+[ \t]+['\"]?(?P<s>[^\s/'\
          _flag_value)
 _generic("cli-credential-flag", r"\bConvertTo-SecureString\b[^\n]*?['\"](?P<s>[^'\"\n]+)['\"][^\n]*?-AsPlainText",
          ["convertto-securestring"], _flag_value)
+# A password piped into a command that reads it from stdin: `echo 'x' | sudo -S apt update`,
+# `echo x | passwd --stdin bob`, `echo 'bob:x' | chpasswd`, `echo x | docker login --password-stdin`,
+# `sudo -S cmd <<< 'x'`. The echoed value must look typed or random: `echo 'hello' | sudo -S` in a
+# tutorial, `echo "$PASS" | ...` and `echo password | ...` stay.
+_ECHOED = (r"""\b(?:echo|printf)(?:[ \t]+-[A-Za-z]+)*(?:[ \t]+(?P<fq>['"])%[^'"\n]*(?P=fq))?[ \t]+"""
+           r"""(?:(?P<q>['"])(?P<s>[^'"\n]{1,200}?)(?P=q)|(?P<s2>[^\s'"|;&<>]{1,200}))[ \t]*\|[ \t]*""")
+_STDIN_READERS = (r"(?:sudo\b[^\n|]*?[ \t]-[A-Za-z]*S(?![\w-])|(?:sudo(?:[ \t]+-\w+)*[ \t]+)?(?:passwd\b[^\n|]*?"
+                  r"[ \t]--stdin\b|(?P<pair>chpasswd\b))|[^\n|]*?[ \t]--password-stdin\b)")
+_HERE_STRING = (r"""\bsudo\b[^\n]*?[ \t]-[A-Za-z]*S(?![\w-])[^\n]*?<<<[ \t]*"""
+                r"""(?:(?P<q>['"])(?P<s>[^'"\n]{1,200}?)(?P=q)|(?P<s2>[^\s'"|;&<>]{1,200}))""")
+
+
+def _piped_password(m: re.Match) -> Optional[tuple]:
+    a, b = target(m)
+    if "pair" in m.re.groupindex and m.group("pair"):  # chpasswd reads `user:password` lines
+        colon = m.string.find(":", a, b)
+        if colon < 0:
+            return None
+        a = colon + 1
+    value = m.string[a:b]
+    if value.startswith(("$", "`", "-")) or "\\n" in value or stands_in_for_password(value):
+        return None  # a variable, a command substitution, a flag, `echo -e "x\nx"`, a placeholder
+    if not (_typed_shape(value) or looks_random(value)):
+        return None  # `echo 'hello' | sudo -S`: a word in a tutorial
+    return a, b
+
+
+def _typed_shape(value: str) -> bool:
+    """A letter and a digit or symbol, or 4+ digits: how a typed password looks."""
+    if value.isdigit():
+        return len(value) >= MIN_PASSWORD_LEN and len(set(value)) > 1
+    return (len(value) >= MIN_PASSWORD_LEN and any(c.isalpha() for c in value)
+            and any(c.isdigit() or not c.isalnum() for c in value) and " " not in value)
+
+
+# (gated by words other rules look up anyway: `--password-stdin` holds "password", a here-string "sudo")
+_generic("cli-credential-flag", _ECHOED + _STDIN_READERS, ["sudo", "passwd", "password"], _piped_password, one_line=True)
+_generic("cli-credential-flag", _HERE_STRING, ["sudo"], _piped_password, one_line=True)
 # SQL (`CREATE USER .. IDENTIFIED BY 'x'`, MySQL and Oracle) and redis.conf (`requirepass x`).
 _generic("password-assignment", r"\b(?i:identified[ \t]+(?:with[ \t]+\w+[ \t]+)?by[ \t]+(?:password[ \t]+)?)"
          r"(?P<q>['\"])(?P<s>[^'\"\n]+)(?P=q)", ["by '", 'by "'], one_line=True)  # lines with a quoted BY
@@ -272,7 +313,7 @@ _generic("cli-credential-flag", r"\bhtpasswd(?=[^\n]*[ \t]-\w*b)(?:[ \t]+-\w+)*[
 # Between the keyword and its separator nothing crosses a line: a keyword with no `= : , <` or quote
 # after it on its line (`PASSED [ 10%]` in pytest output) cannot start a match.
 _generic("secret-assignment", "(?m)" + _NAME + _CLOSE + _TYPE + _OP + _BLOCK + _VALUE[3:], _KEYWORDS, _assignment,
-         anchored=True, names=("password-assignment",), line_needs="=:,<\"'")
+         anchored=True, names=("password-assignment",), line_needs="=:,<\"'>→⇒")
 _generic("secret-assignment",
          r"""(?P<q>["'`])(?P<s>[^\n"'`]{1,400})(?P=q)[ \t]*[!=]==?[ \t]*(?P<name>[\w.$]{0,40}?"""
          r"""(?i:pass|pwd|secret|token|key|credential|auth)[\w.]{0,40})""", ["==", "!="],

@@ -5,15 +5,27 @@ Tr0ub4dor&3" or "пароль: Qw3rty!24", and a vault in Polish, Chinese or Rus
 in Polish, Chinese or Russian. Two rules:
 - password-prose: a password word (password, passphrase, passcode, pre-shared key, PSK), at most a
   few words, then "is" / "was" and a value that is shaped like a typed password: 6-64 characters
-  with a letter and a digit or symbol, not a placeholder, path or URL, or 4+ digits ("my password
-  is 123456": digit runs are the commonest passwords) not followed by a unit. "The password is
-  stored in 1Password", "the password policy is strict" and "the password is 8 characters" stay.
+  with a letter and a digit or symbol, not a placeholder, path, URL or hyphenated adjective
+  (`case-sensitive`), or 4+ digits ("my password is 123456": digit runs are the commonest
+  passwords) not followed by a unit; or 14+ lower-case letters run together that do not end as an
+  adjective, participle or adverb does (`correcthorsebatterystaple`, not `indecipherable`); or a
+  quoted group of 3-10 words none of which is a word of a sentence (`is "purple monkey
+  dishwasher"`, not `is "not set"`). "The password is stored in 1Password", "the password policy
+  is strict" and "the password is 8 characters" stay.
 - password-label: a password label of another language (mot de passe, contraseña, senha, Kennwort,
   hasło, heslo, wachtwoord, lösenord, salasana, şifre, parolă, пароль, 密码, パスワード, 비밀번호,
   סיסמה, كلمة المرور, รหัสผ่าน, mật khẩu...) then `:` / `：` / `=` (or 是 / は / 는) and a value in
   printable ASCII (a label followed by words of its own script is prose: "пароль: в менеджере").
   Labels with a non-ASCII letter are looked up (str.find) only in texts that hold a non-ASCII
-  character (`Rule.non_ascii`), and their regex runs only where one is found.
+  character (`Rule.non_ascii`), and their regex runs only where one is found. Also labels:
+  - English and German password words with 1-4 words qualifying them before a colon ("Password for
+    the NAS:", "Passwort vom Router:", `Passwort (Router):`), unless a qualifier makes the label
+    about the password ("policy", "type", "must", a copula) or the value is a label itself;
+  - Wi-Fi keys, a network's password (`WLAN-Schlüssel:`, `Netzwerkschlüssel:`, `WPA2 key:`, `Wi-Fi
+    key:`, `clé WPA :`, `clave wifi:`), 8-64 characters as WPA keys are;
+  - a definition list's term (`Password` alone on its line, `: Sommer2024!` under it);
+  - `pw` without a colon (`Wi-Fi: HomeNet / pw Sommer2024!`) and a typed password with a digit or a
+    symbol: not `pwd` (a shell command), nor FreeBSD's `pw useradd bob`.
 """
 from __future__ import annotations
 
@@ -34,7 +46,8 @@ changes protected protection option options setting settings file files""".split
 
 _PROSE = (r"\b(?i:(?:wi-?fi |admin |root |user |guest |master |vpn |router |)(?:password|passwd|passphrase"
           r"|passcode|pre-shared key|psk|pw(?!\w)))(?P<gap>[^\n.;:=\"'`]{0,%d}?)[ \t]+(?i:is|was)[ \t]+"
-          r"[\"'`«“‘]?(?P<s>[^\s\"'`«»“”‘’]{%d,64})" % (MAX_PROSE_GAP, MIN_NUMERIC_PASSWORD))
+          r"(?:[\"'`«“‘](?P<words>[^\s\"'`«»“”‘’]{1,30}(?:[ \t][^\s\"'`«»“”‘’]{1,30}){1,9})[\"'`»”’]"
+          r"|[\"'`«“‘]?(?P<s>[^\s\"'`«»“”‘’]{%d,64}))" % (MAX_PROSE_GAP, MIN_NUMERIC_PASSWORD))
 
 _ASCII_LABELS = ("mot de passe", "contrasena", "senha", "kennwort", "wachtwoord", "salasana", "passord",
                  "adgangskode", "heslo", "haslo", "lozinka", "geslo", "jelszo", "sifre", "losenord",
@@ -110,16 +123,63 @@ def _a_variable_name(value: str) -> bool:
     return sum(len(p) for p in parts if len(p) >= 3) >= 0.6 * letters
 
 
+# Words of a sentence, not of a passphrase: a quoted group of words holding one is a message or a
+# description ("is 'not set'", "was 'the same as before'").
+_FUNCTION_WORDS = frozenset("""a an the and or but not no nor of to in on at by for from with as is are
+    was were be been being it its this that these those if then than so too very can cannot could must
+    should will would may might do does did done has have had set same you your we our they their he she
+    his her my me us them any all some none every each only also just still yet here there where when
+    what which who how why ask see use used stored saved kept shown sent""".split())
+MIN_PASSPHRASE_WORDS = 3  # a quoted group of words after "is": 'is "purple monkey dishwasher"'
+
+
+def _quoted_passphrase(value: str) -> bool:
+    """3-10 words quoted after a copula, none a word of a sentence, not a placeholder."""
+    words = value.split()
+    return (MIN_PASSPHRASE_WORDS <= len(words) <= 10 and len(value) <= 64 and not is_placeholder(value)
+            and not any(w.lower().strip(".,;:!?") in _FUNCTION_WORDS for w in words))
+
+
+# A password of words typed together, in lower case ("is correcthorsebatterystaple"): as long as
+# English words hardly are, and not ending as the adjectives, participles and adverbs that say
+# what a password is ("required", "incorrect", "automatically", "indecipherable").
+MIN_RUN_TOGETHER = 14  # letters; "unrecoverable" is 13, "incomprehensible" 16 but ends in -ible
+_DESCRIPTIVE_ENDINGS = ("able", "ible", "tion", "sion", "ment", "ness", "less", "ly", "ed", "ing", "ic",
+                        "ive", "ous", "ful", "ize", "ise", "ent", "ant", "ary", "ory", "al", "ity", "ism")
+
+
+def _run_together(value: str) -> bool:
+    return (len(value) >= MIN_RUN_TOGETHER and value.isascii() and value.isalpha() and value.islower()
+            and not value.endswith(_DESCRIPTIVE_ENDINGS))
+
+
 def _prose(m: re.Match) -> Optional[tuple]:
     text = m.string
-    a, b = _without_sentence_end(text, *m.span("s"))
     gap_words = re.findall(r"[A-Za-z]+", m.group("gap"))
     if any(w.lower() in _ABOUT_WORDS for w in gap_words[:2]):
         return None  # "the password policy is ...", "password reset is ..."
-    value = text[a:b]
-    if not _typed_in_prose(value) or _a_quantity(value, text, b):
-        return None
-    return a, b, "password-prose"
+    if m.group("words") is not None:
+        return (*m.span("words"), "password-prose") if _quoted_passphrase(m.group("words")) else None
+    a, b = _without_sentence_end(text, *m.span("s"))
+    return (a, b, "password-prose") if _given_in_prose(text[a:b], text, b) else None
+
+
+def _given_in_prose(value: str, text: str, b: int, english: bool = True) -> bool:
+    """A value prose gives as a password after "is" / "lautet" / a dash (ending at text[b]): a
+    quoted group of words is a passphrase if no word of a sentence is among them; else a typed
+    password that is not a quantity or a hyphenated adjective, or (after English "is") lower-case
+    words run together (German compounds are lower-case words as long: "ist zwischengespeichert")."""
+    if any(c.isspace() for c in value):
+        return _quoted_passphrase(value)
+    if english and _run_together(value):
+        return True
+    return _typed_in_prose(value) and not _a_quantity(value, text, b) and not _two_words(value)
+
+
+def _two_words(value: str) -> bool:
+    """`case-sensitive`, `auto-generated`, `write-only`: a hyphenated adjective, not a password (three
+    or more words joined, `purple-monkey-dishwasher`, are a passphrase)."""
+    return bool(re.fullmatch(r"[a-z]+-[a-z]+", value))
 
 
 def _label(m: re.Match) -> Optional[tuple]:
@@ -131,15 +191,88 @@ def _label(m: re.Match) -> Optional[tuple]:
     value = text[a:b]
     if len(value) < 4 or stands_in_for_password(value) or _a_variable_name(value) or value.startswith(_NOT_VALUES):
         return None  # `hasło: password`, a variable's name, a path, or a marker of an earlier pass
-    if not quoted and not any(c.isdigit() or not c.isalnum() for c in value) and text[b:b + 1] == " " \
+    word = value.removeprefix("(")  # "mot de passe : (voir coffre)" too
+    if not quoted and word and not any(c.isdigit() or not c.isalnum() for c in word) and text[b:b + 1] == " " \
             and text[b + 1:b + 2].isalpha():
         return None  # an ASCII word followed by more words: prose ("Kennwort: siehe Tresor")
     if any(g in m.re.groupindex and m.group(g) is not None for g in ("cop", "cop2")) \
-            and (not _typed_in_prose(value) or _a_quantity(value, text, b)
+            and (not _given_in_prose(value, text, b, _english_copula(m))
                  or ("qual" in m.re.groupindex and m.group("qual") is not None
                      and any(w.lower() in _ABOUT_WORDS for w in m.group("qual").split()))):
         return None  # "das Passwort ist geheim", "mot de passe - voir le coffre", "password policy is X"
     return a, b, "password-label"
+
+
+# English and German password words with words qualifying them before the colon ("Password for
+# the NAS:", "Passwort vom Router:", "WLAN password of the guest network:"); without them, generic.py
+# reads `password: x` in every syntax.
+MAX_QUALIFIER_WORDS = 4  # "WLAN password of the guest network:"
+_QUALIFIED_LABELS = ("password", "passwort", "passwd", "passphrase", "passcode", "parola")
+_QUALIFIED_SEP = (r"(?P<qual>(?:[ \t]+[^\W_][\w-]{0,19}){1,%d}?(?:[ \t]*\([^()\n]{1,30}\))?)[ \t]*[:：][ \t]*"
+                  r"(?:(?:\*\*|__)[ \t]*)?" % MAX_QUALIFIER_WORDS)  # words (and a parenthesis), a colon
+
+
+def _qualified_label(m: re.Match) -> Optional[tuple]:
+    """A password label with a qualifier: judged as a label is, unless a qualifier makes it about the
+    password ("Password policy for admins:") or the value is itself a label (`psql:`)."""
+    if any(w.lower() in _ABOUT_WORDS or w.lower() in _LABEL_ABOUT_WORDS for w in m.group("qual").split()):
+        return None
+    span = _label(m)
+    return None if not span or m.string[span[1]:span[1] + 1] == ":" else span
+
+
+# Words in a qualifier that make the label about the password, not the password itself.
+_LABEL_ABOUT_WORDS = frozenset("""must should will can cannot could may needs need expired expires is was
+    are were required incorrect wrong invalid forgotten forgot lost changed change updated stored saved
+    sent type types format management mode kind id hash hashes hint size version protocol encryption
+    cipher algorithm method generator index status regel regeln richtlinie richtlinien länge laenge
+    anforderungen hinweis muss sollte wurde""".split()) | (frozenset(_COPULAS.split("|")) - {"to", "on"})
+# ("to" and "on" are copulas in Polish and Finnish, and qualifiers in English: "Password to the NAS:")
+
+# A Wi-Fi key is its network's password: `WLAN-Schlüssel: X`, `WPA2 key: X`, `Wi-Fi key: X`,
+# `Netzwerkschlüssel: X`, `clé WPA : X`, `clave wifi: X`; WPA keys are 8-63 characters (or 64 hex).
+# Gated by the key words (each trigger is one more lookup in every text; "key" and "psk" are looked
+# up anyway) and the Romance words that come first; `Schlüssel` and `clé` in texts with a non-ASCII
+# character.
+_NETWORK = r"(?:wlan|wi-?fi|wpa[23]?|netzwerk(?:sicherheits)?)[ \t-]?"
+_WIFI_KEYS = r"%s(?:key|psk)|(?:network|wireless)[ \t]+(?:security[ \t]+)?key|wpa[23]?[ \t-]psk" % _NETWORK
+_ROMANCE_WIFI_KEY = (r"(?:%s)(?:[ \t]+(?:de|du|di|del|della|d[eu][ \t]+la))?[ \t-]+"
+                     r"(?:wlan|wi-?fi|wpa[23]?|red|rete|réseau|reseau)")
+_WIFI_KEY_TRIGGERS = ("key", "psk")  # (only their lines are searched: a network word in `requires` would
+                                     # cost up to 9 scans of every large text, which holds "key")
+MIN_WIFI_KEY, MAX_WIFI_KEY = 8, 64
+
+
+def _wifi_key(m: re.Match) -> Optional[tuple]:
+    span = _qualified_label(m)
+    return span if span and MIN_WIFI_KEY <= span[1] - span[0] <= MAX_WIFI_KEY else None
+
+
+def _bare_pw(m: re.Match) -> Optional[tuple]:
+    """`pw Sommer2024!`, `Wi-Fi: HomeNet / pw Sommer2024!`: the abbreviation and a typed password with
+    no colon. Not `pwd` (a shell command), a flag, a path or a bracket; the value needs a digit or a
+    symbol typed into passwords (`pw useradd bob`: FreeBSD's user tool with its subcommand)."""
+    a, b = _without_sentence_end(m.string, *m.span("s"))
+    value = m.string[a:b]
+    if value.startswith(("-", "(", "[", "{", "<", "\"", "'", "`")) \
+            or not any(c.isdigit() or c in _TYPED_SYMBOLS for c in value):
+        return None
+    return (a, b, "password-label") if _typed_in_prose(value) and not _a_quantity(value, m.string, b) else None
+
+
+_TYPED_SYMBOLS = "!#$%&*+=?@^~"
+
+
+def _definition(m: re.Match) -> Optional[tuple]:
+    """`Password` as a term on a line of its own (after nothing but `**` or `- `): then a label."""
+    text, a = m.string, m.start()
+    line = text[text.rfind("\n", 0, a) + 1:a]
+    return _label(m) if not line.strip(" \t*-") else None
+
+
+def _english_copula(m: re.Match) -> bool:
+    cop = m.groupdict().get("cop")
+    return cop is not None and cop.lower() in ("is", "was")
 
 
 def _labels(labels: tuple) -> str:
@@ -153,8 +286,25 @@ add("password-label", r"\b(?i:%s)%s%s" % (_labels(_ASCII_LABELS), _SEP, _LABEL_V
 add("password-label", r"\b(?i:%s)%s%s" % (_labels(_PROSE_LABELS), _PROSE_SEP, _LABEL_VALUE), _PROSE_LABELS,
     _label, needs_long=False, vendor=False, anchored=True, priority=PRIORITY_GENERIC)
 add("password-label", r"\b(?i:(?:wi-?fi |admin |root |user |guest |master |vpn |router |)(?:password|passwd"
-    r"|passphrase|passcode))%s%s" % (_ENGLISH_SEP, _LABEL_VALUE), ["password", "passwd", "passphrase", "passcode"],
+    r"|passphrase|passcode|passwort))%s%s" % (_ENGLISH_SEP, _LABEL_VALUE),
+    ["password", "passwd", "passphrase", "passcode", "passwort"],
     _label, needs_long=False, vendor=False, anchored=False, priority=PRIORITY_GENERIC, one_line=True)
+add("password-label", r"\b(?i:%s)%s%s" % (_labels(_QUALIFIED_LABELS), _QUALIFIED_SEP, _LABEL_VALUE),
+    _QUALIFIED_LABELS, _qualified_label, needs_long=False, vendor=False, anchored=True,
+    priority=PRIORITY_GENERIC, line_needs=":：")
+# A definition list (Pandoc, MultiMarkdown): the password word alone on its line, `: value` under it.
+add("password-label", r"(?i:password|passwort|passphrase|passcode|kennwort)(?:\*\*)?[ \t]*\n:[ \t]+%s"
+    % _LABEL_VALUE, ["password", "passwort", "passphrase", "passcode", "kennwort"], _definition, needs_long=False,
+    vendor=False, anchored=True, priority=PRIORITY_GENERIC, requires=("\n:",))
+_WIFI_SEP = _QUALIFIED_SEP.replace("{1,", "{0,", 1)
+add("password-label", r"\b(?i:%s|%s)%s%s" % (_WIFI_KEYS, _ROMANCE_WIFI_KEY % "clave|chiave", _WIFI_SEP, _LABEL_VALUE),
+    _WIFI_KEY_TRIGGERS + ("clave", "chiave"), _wifi_key, needs_long=False, vendor=False, anchored=False,
+    priority=PRIORITY_GENERIC, one_line=True)
+add("password-label", r"\b(?i:%sschlüssel|%s)%s%s" % (_NETWORK, _ROMANCE_WIFI_KEY % "clé", _WIFI_SEP, _LABEL_VALUE),
+    ["schlüssel", "clé"], _wifi_key, needs_long=False, vendor=False, anchored=False, priority=PRIORITY_GENERIC,
+    non_ascii=True)
+add("password-label", r"(?<![\w./$-])(?i:pw)[ \t]+(?P<s>[!-~]{%d,64})" % MIN_PROSE_PASSWORD, ["pw"], _bare_pw,
+    needs_long=False, vendor=False, anchored=False, priority=PRIORITY_GENERIC, one_line=True)
 add("password-label", r"(?<!\w)(?i:%s)(?:%s|%s)%s" % (_labels(_OTHER_LABELS), _SEP, _PROSE_SEP, _LABEL_VALUE),
     tuple(dict.fromkeys(label.lower() for label in _OTHER_LABELS)), _label,
     needs_long=False, vendor=False, anchored=False, priority=PRIORITY_GENERIC, non_ascii=True)

@@ -14,9 +14,13 @@
 - recovery-codes: the one-time codes a service gives to print (`Recovery codes:` then `3f9a2-7c1d4`,
   `8b2e 1f90` ...): up to 16 codes of 4-12 letters and digits (a digit in each, one `-` or space
   allowed inside), on the label's line or one a line under it; a code list stops at the first line
-  that is not one.
+  that is not one. Also two or more under a heading or a line of its own that names them, in a code
+  block or not (GitHub's recovery codes file pasted under "## Recovery codes"), and digit codes
+  separated by spaces on the label's line (`Backup codes: 83749201 19283746`).
 - password-hash: crypt(3) strings (`$2y$10$...`, `$apr1$`, `$1$`, `$5$`, `$6$`, `$y$`, `$argon2id$`)
-  as htpasswd, /etc/shadow and app configs hold them: crackable offline, so not stored either.
+  as htpasswd, /etc/shadow and app configs hold them, also with every `$` doubled (docker-compose,
+  Traefik labels), and htpasswd's `{SHA}` / LDAP's `{SSHA}` base64: crackable offline, so not
+  stored either.
 - credential-pair: `login: alice / Tr0ub4dor&3`, `Zugangsdaten: jdoe / Sommer2019!`, "log in with
   `admin` / `Tr0ub4dor&3`" (a credentials label, a user, a slash, a typed password).
 """
@@ -129,6 +133,11 @@ def _codes(m: re.Match) -> Optional[list]:
     return [(a + c.start(), a + c.end()) for c in re.finditer(_ONE_CODE, m.group("s"))] or None
 
 
+def _digit_codes(m: re.Match) -> Optional[list]:
+    a = m.start("s")
+    return [(a + c.start(), a + c.end()) for c in re.finditer(r"\d+", m.group("s"))]
+
+
 _HASH_ALPHABET = "[./A-Za-z0-9]"
 _TABLE_ASCII = ["password", "passwd", "pwd", "pass", "secret", "token", "key", "credential", "pin"]
 add("table-password", _TABLE, _TABLE_ASCII + sorted(t for t in _LABEL_CELLS if t.isascii()), _table,
@@ -146,15 +155,29 @@ add("passphrase-words", r"\b(?P<label>(?i:(?:gpg |pgp |ssh |key |wi-?fi |master 
     r"[ \t]*[:=：][ \t]*(?P<s>[a-z]{3,12}(?:[ \t]+[a-z]{3,12}){2,7})[ \t]*$",
     ["passphrase", "pass phrase", "password"], _passphrase, needs_long=False, vendor=False, anchored=False,
     priority=PRIORITY_GENERIC, one_line=True)
-add("recovery-codes", r"(?m)\b(?i:(?:recovery|backup|emergency|scratch|one-time|2fa|mfa) codes?)[^\n:]{0,30}:"
-    r"[ \t]*(?:\n[ \t]*){0,2}(?P<s>(?:[ \t]*(?:[-*+][ \t]+|\d{1,2}[.)][ \t]+)?`?%(c)s`?[ \t]*(?:[,;][ \t]*|\n|$)){1,16})"
-    % {"c": _CODE}, ["recovery code", "backup code", "emergency code", "scratch code", "one-time code",
-                    "2fa code", "mfa code"], _codes, needs_long=False, vendor=False, anchored=False,
-    priority=PRIORITY_GENERIC)
-add("password-hash", r"(?<![\w$])\$(?:2[abxy]?\$\d\d\$%(a)s{53}|(?:1|apr1)\$%(a)s{1,8}\$%(a)s{22}"
-    r"|[56]\$(?:rounds=\d+\$)?%(a)s{1,16}\$%(a)s{43}(?:%(a)s{43})?|y\$%(a)s+\$%(a)s+\$%(a)s{43}"
-    r"|argon2(?:id|i|d)\$v=\d+\$m=\d+,t=\d+,p=\d+\$[A-Za-z0-9+/]{11,}\$[A-Za-z0-9+/]{16,})" % {"a": _HASH_ALPHABET},
-    ["$2a$", "$2b$", "$2x$", "$2y$", "$1$", "$apr1$", "$5$", "$6$", "$y$", "$argon2"], literal,
+_CODE_WORDS = r"(?i:(?:recovery|backup|emergency|scratch|one-time|2fa|mfa) codes?)"
+_CODE_TRIGGERS = ["recovery code", "backup code", "emergency code", "scratch code", "one-time code", "2fa code",
+                  "mfa code"]
+_CODE_LIST = r"(?P<s>(?:[ \t]*(?:[-*+][ \t]+|\d{1,2}[.)][ \t]+)?`?%s`?[ \t]*(?:[,;][ \t]*|\n|$)){%%s,16})" % _CODE
+add("recovery-codes", r"(?m)\b%s[^\n:]{0,30}:[ \t]*(?:\n[ \t]*){0,2}%s" % (_CODE_WORDS, _CODE_LIST % 1), _CODE_TRIGGERS,
+    _codes, needs_long=False, vendor=False, anchored=False, priority=PRIORITY_GENERIC)
+# A heading or a line of its own names them, the codes follow under it (in a code block, as GitHub's
+# github-recovery-codes.txt is pasted): two or more, so a line that merely mentions codes is no label.
+add("recovery-codes", r"(?m)^[ \t]*(?:#{1,6}[ \t]+|\*\*|__)?(?:[\w-]+[ \t]+){0,3}%s(?:[ \t]+\([^()\n]{1,30}\))?"
+    r"(?:\*\*|__)?[ \t]*\n(?:[ \t]*\n){0,2}(?:[ \t]*(?:```|~~~)[\w.-]*[ \t]*\n)?%s" % (_CODE_WORDS, _CODE_LIST % 2),
+    _CODE_TRIGGERS, _codes, needs_long=False, vendor=False, anchored=False, priority=PRIORITY_GENERIC)
+# Codes of digits only, on the label's line and separated by spaces (`Backup codes: 8374 9201 1928 3746`).
+add("recovery-codes", r"\b%s[^\n:]{0,30}:[ \t]*(?P<s>\d{4,10}(?:[ \t]*[ ,;][ \t]*\d{4,10}){1,15})(?![\w-])"
+    % _CODE_WORDS, _CODE_TRIGGERS, _digit_codes, needs_long=False, vendor=False, anchored=False,
+    priority=PRIORITY_GENERIC, one_line=True)
+_CRYPT = (r"%(d)s(?:2[abxy]?%(d)s\d\d%(d)s%(a)s{53}|(?:1|apr1)%(d)s%(a)s{1,8}%(d)s%(a)s{22}"
+          r"|[56]%(d)s(?:rounds=\d+%(d)s)?%(a)s{1,16}%(d)s%(a)s{43}(?:%(a)s{43})?|y%(d)s%(a)s+%(d)s%(a)s+%(d)s%(a)s{43}"
+          r"|argon2(?:id|i|d)%(d)sv=\d+%(d)sm=\d+,t=\d+,p=\d+%(d)s[A-Za-z0-9+/]{11,}%(d)s[A-Za-z0-9+/]{16,})")
+# Each `$` doubled is the same hash in a docker-compose file or a Traefik label (`admin:$$apr1$$...`);
+# `{SHA}` + base64 is htpasswd's SHA-1 form, `{SSHA}` LDAP's salted one.
+add("password-hash", r"(?<![\w$])(?:%s|%s|\{S?SHA\}[A-Za-z0-9+/]{27,}={0,2})" % (
+        _CRYPT % {"a": _HASH_ALPHABET, "d": r"\$"}, _CRYPT % {"a": _HASH_ALPHABET, "d": r"\$\$"}),
+    ["$2a$", "$2b$", "$2x$", "$2y$", "$1$", "$apr1$", "$5$", "$6$", "$y$", "$argon2", "sha}"], literal,
     needs_long=False, vendor=False, anchored=False, priority=PRIORITY_GENERIC, one_line=True)
 # Credentials labels: en, and the languages labels.py reads passwords in (Zugangsdaten, identifiants...).
 _PAIR_LABELS = ("login", "credentials", "creds", "account", "zugangsdaten", "anmeldedaten", "logindaten",

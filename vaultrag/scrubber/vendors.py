@@ -18,7 +18,7 @@ _SEP = r"""["'*\]]{0,2}[ \t]*(?P<sep>:=|=>|=|:(?!//))[ \t]*\**[ \t]*"""
 ALPHABETS = {
     "hex": "0-9a-f", "HEX": "0-9A-F", "Hex": "0-9a-fA-F", "b62": "A-Za-z0-9", "a36": "a-z0-9",
     "A36": "A-Z0-9", "url": "A-Za-z0-9_-", "b64": "A-Za-z0-9+/", "b64url=": "A-Za-z0-9_=-",
-    "a36url": "a-z0-9_-", "b32": "A-Z2-7",
+    "a36url": "a-z0-9_-", "b32": "A-Z2-7", "b58": "1-9A-HJ-NP-Za-km-z",
 }
 
 # (rule, literal prefix, alphabet, min body length, max body length, case-insensitive prefix)
@@ -119,6 +119,11 @@ PREFIXED: tuple[tuple[str, str, str, int, int], ...] = (
     ("onepassword-service-token", "ops_eyJ", "b64", 250, 4000),
     ("mapbox-secret-token", "sk.eyJ", "url", 60, 300),
     ("adobe-client-secret", "p8e-", "url", 32, 32),
+    # wallets: BIP-32 extended private keys (mainnet, testnet, BIP-49/84 forms); `xpub` is public
+    ("bip32-private-key", "xprv", "b58", 107, 107),
+    ("bip32-private-key", "tprv", "b58", 107, 107),
+    ("bip32-private-key", "yprv", "b58", 107, 107),
+    ("bip32-private-key", "zprv", "b58", 107, 107),
 )
 
 # Words of the prefix that also start common identifiers: the body must look random (loose test).
@@ -222,7 +227,8 @@ _vendor("digitalocean-token", r"\bdo[or]_v1_[a-f0-9]{64}\b", ["doo_v1_", "dor_v1
 _vendor("heroku-api-key", r"\bHRKU-[A-Za-z0-9_-]{30,}", ["hrku-"])
 _vendor("heroku-api-key", r"\b(?i:heroku[\w-]{0,20}?(?:key|token|secret))" + _SEP + r"""["']?(?P<s>%s)"""
         % _UUID, ["heroku"], anchored=True, in_token=False)
-_vendor("age-secret-key", r"\bAGE-SECRET-KEY-1[0-9A-Z]{58}\b", ["age-secret-key-1"])
+# Bech32: one case throughout (age prints upper case; a lower-cased copy is the same key)
+_vendor("age-secret-key", r"\b(?:AGE-SECRET-KEY-1[0-9A-Z]{58}|age-secret-key-1[0-9a-z]{58})\b", ["age-secret-key-1"])
 _vendor("databricks-token", r"\bdapi[a-f0-9]{32}(?:-\d)?\b", ["dapi"], random_vendor)
 _vendor("postman-api-key", r"\bPMAK-[a-f0-9]{24}-[a-f0-9]{34}\b", ["pmak-"])
 _vendor("linear-api-key", r"\blin_api_[A-Za-z0-9]{40}\b", ["lin_api_"])
