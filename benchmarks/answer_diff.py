@@ -54,19 +54,10 @@ def main() -> int:
     args = ap.parse_args()
     if args.vectors:
         return vectors_diff(args)
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    os.environ["VAULTRAG_DB"] = str(args.db)
-    os.environ["VAULTRAG_VAULT"] = str(args.vault)
-    os.environ.setdefault("VAULTRAG_MODEL", "bundled")
-    from vaultrag.config import load_config
     from vaultrag.retrieve.inject import hook_answer
-    from vaultrag.store import open_store
     from vaultrag.store.sqlite import bm25
 
-    queries = ([ln.strip() for ln in args.prompts.read_text(encoding="utf-8").splitlines() if ln.strip()]
-               if args.prompts else tldr_queries(args.vault, args.queries, args.seed))
-    cfg = load_config()
-    store = open_store(cfg, readonly=True)
+    queries, cfg, store = _setup(args)
     pruned_top = bm25.Bm25.top
     lexical = type(store).lexical
     spent = {"pruned": [], "sql": []}
@@ -123,18 +114,25 @@ def main() -> int:
     return 0 if same_answer == n else 1
 
 
-def vectors_diff(args) -> int:
+def _setup(args):
+    """(queries, config, read-only store) for the index and vault the arguments name."""
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ["VAULTRAG_DB"] = str(args.db)
     os.environ["VAULTRAG_VAULT"] = str(args.vault)
     os.environ.setdefault("VAULTRAG_MODEL", "bundled")
     from vaultrag.config import load_config
-    from vaultrag.retrieve.inject import hook_answer
     from vaultrag.store import open_store
 
     queries = ([ln.strip() for ln in args.prompts.read_text(encoding="utf-8").splitlines() if ln.strip()]
                if args.prompts else tldr_queries(args.vault, args.queries, args.seed))
     cfg = load_config()
-    store = open_store(cfg, readonly=True)
+    return queries, cfg, open_store(cfg, readonly=True)
+
+
+def vectors_diff(args) -> int:
+    from vaultrag.retrieve.inject import hook_answer
+
+    queries, cfg, store = _setup(args)
     cls = type(store)
     spent = {"resident": [], "vec0": []}
     state = {"mode": "resident"}
