@@ -140,3 +140,30 @@ def test_sample_question_is_made_from_the_vault_and_finds_its_note(tmp_path):
     assert (vault / note).is_file() and Path(note).stem in question
     answer = search(question, cfg)
     assert answer.status == "ok" and note in [h.path for h in answer.hits[:2]]
+
+
+UNSECTIONED = {  # short notes: no section reaches SAMPLE_MIN_SECTION_CHARS
+    "Router.md": "# Home network\n\nThe router is a FritzBox 7590 in the hallway cupboard.\n\n"
+                 "Its admin page is at fritz.box, firmware updates run on Sundays.\n\n"
+                 "## Printer\n\nThe printer sits on the guest network since the spring.\n",
+    "Deploy.md": "# Deploy checklist\n\nRun the migrations before switching traffic, then restart the app.\n",
+}
+
+
+def test_sample_question_on_notes_without_sections_is_one_the_hook_answers(tmp_path, isolated_env, cfg_for):
+    """A vault of short notes (no long section; tldr's pages, small vaults): the title-only question
+    ("what do my notes say about Home network?") found nothing to inject, so the first run showed a
+    silent hook (stop 31's trial); the sample is now the first candidate the hook answers with its own note."""
+    from vaultrag.hook_check import _would_inject, sample_question
+    from vaultrag.indexer import reindex
+
+    vault = tmp_path / "v"
+    vault.mkdir()
+    for name, text in UNSECTIONED.items():
+        (vault / name).write_text(text, encoding="utf-8")
+    cfg = cfg_for(vault)
+    reindex(cfg)
+    question, note = sample_question(cfg)
+    assert (vault / note).is_file()
+    assert _would_inject(question, note, cfg), question
+    assert not question.startswith("what do my notes say about")

@@ -30,6 +30,8 @@ DEFAULT_TIMEOUT_S = 30
 # tiny ones stubs); the candidates are the closest this many notes to the median.
 SAMPLE_CANDIDATE_NOTES = 25
 SAMPLE_MIN_SECTION_CHARS = 200  # a section this long has something to find
+SAMPLE_TRIED = 12  # candidate questions put to the hook's own answer (~50 ms each) before settling
+SAMPLE_WORDS = 10  # opening words of a note without sections
 
 
 @dataclass(frozen=True)
@@ -180,7 +182,12 @@ def run_prompt_hook(handler: Handler, prompt: str, *, cwd: str | None = None,
 
 
 def sample_question(cfg) -> tuple[str, str] | None:
-    """(question, note path) built from a section of a typical note of the indexed vault, or None."""
+    """(question, note path) built from a section of a typical note of the indexed vault, or None.
+
+    The candidates, in order: "title: heading" of a long enough section, then the note's title and
+    its opening words, then "what do my notes say about <title>?". The first that the hook would
+    inject for, citing its own note, is the one asked (at most SAMPLE_TRIED are tried): the first
+    run should show the hook working when the vault can show it. Otherwise the first candidate."""
     from .store import Store
 
     try:
@@ -196,11 +203,51 @@ def sample_question(cfg) -> tuple[str, str] | None:
         return None
     by_path = {f.path: i for i, f in enumerate(near)}
     chunks.sort(key=lambda c: (by_path.get(c.path, 0), c.section_index, c.chunk_index))
+    candidates = list(dict.fromkeys(_sample_candidates(chunks)))
+    if not candidates:
+        return None
+    for question, path in candidates[:SAMPLE_TRIED]:
+        if _would_inject(question, path, cfg):
+            return question, path
+    return candidates[0]
+
+
+def _sample_candidates(chunks):
     for c in chunks:
         heading = c.heading_path.split(" > ")[-1].strip() if c.heading_path else ""
         if heading and heading.casefold() != c.title.casefold() and len(c.text) >= SAMPLE_MIN_SECTION_CHARS:
-            return f"{c.title}: {heading}", c.path
-    for c in chunks:  # no sectioned note: ask about a note by its title
+            yield f"{c.title}: {heading}", c.path
+    for c in sorted(chunks, key=lambda c: len(c.text) < SAMPLE_MIN_SECTION_CHARS):  # long sections first
+        # the note's title and its opening words (notes without sections, tldr's pages, small vaults)
+        words = _opening_words(c.text)
+        if len(words) >= 4:
+            yield f"{c.title}: {' '.join(words).rstrip('.,:;')}", c.path
+    for c in chunks:
         if len(c.text) >= SAMPLE_MIN_SECTION_CHARS:
-            return f"what do my notes say about {c.title}?", c.path
-    return (f"what do my notes say about {chunks[0].title}?", chunks[0].path) if chunks else None
+            yield f"what do my notes say about {c.title}?", c.path
+    if chunks:
+        yield f"what do my notes say about {chunks[0].title}?", chunks[0].path
+
+
+def _opening_words(text: str) -> list[str]:
+    """The first SAMPLE_WORDS words of a section's prose: no heading, code, table or link."""
+    words: list[str] = []
+    for line in text.splitlines():
+        line = line.strip().lstrip(">-*+ ").strip()
+        if not line or line.startswith(("#", "```", "|", "<", "!")):
+            continue
+        words += [w for w in line.split() if not w.startswith(("`", "[", "<", "!", "(")) and "://" not in w]
+        if len(words) >= SAMPLE_WORDS:
+            break
+    return words[:SAMPLE_WORDS]
+
+
+def _would_inject(question: str, path: str, cfg) -> bool:
+    """Whether the hook's answer for `question` injects a block that cites `path`."""
+    from .retrieve.inject import hook_answer
+
+    try:
+        answer = hook_answer(question, cfg)
+    except Exception:  # the check that follows runs the real hook and reports what it does
+        return False
+    return answer.status == "ok" and any(h.path == path for h in answer.hits)
