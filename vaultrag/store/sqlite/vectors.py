@@ -102,19 +102,26 @@ def _quantize_int8_np(vec: Sequence[float], np) -> bytes | None:
     norm = math.sqrt(math.fsum(x * x for x in vec))
     if norm == 0.0:
         return None
-    v = np.zeros(n)
-    v[:len(vec)] = np.asarray(vec, dtype=np.float64) * np.asarray(signs[:len(vec)]) / norm
-    h = 1
-    while h < n:
-        v = v.reshape(n // (2 * h), 2, h)
-        a, b = v[:, 0, :].copy(), v[:, 1, :].copy()
-        v[:, 0, :], v[:, 1, :] = a + b, a - b
-        v = v.reshape(n)
-        h *= 2
-    rot = v * (1.0 / math.sqrt(n))
+    v = np.zeros((1, n))
+    v[0, :len(vec)] = np.asarray(vec, dtype=np.float64) * np.asarray(signs[:len(vec)]) / norm
+    rot = _butterflies(v)[0] * (1.0 / math.sqrt(n))
     if not rot.any():
         return None
     return np.clip(np.rint(rot * int8_scale(n)), -127, 127).astype(np.int8).tobytes()
+
+
+def _butterflies(v):
+    """The unnormalised Walsh-Hadamard transform of each row of a (rows, n) float64 array, n a
+    power of two: each butterfly's a + b and a - b, as `rotate` computes them one by one."""
+    rows, n = v.shape
+    h = 1
+    while h < n:
+        v = v.reshape(rows, n // (2 * h), 2, h)
+        a, b = v[:, :, 0, :].copy(), v[:, :, 1, :].copy()
+        v[:, :, 0, :], v[:, :, 1, :] = a + b, a - b
+        v = v.reshape(rows, n)
+        h *= 2
+    return v
 
 
 def quantize_int8_batch(matrix) -> list[bytes | None]:
@@ -129,13 +136,7 @@ def quantize_int8_batch(matrix) -> list[bytes | None]:
     zero = norms[:, 0] == 0.0
     v = np.zeros((rows, n))
     v[:, :dim] = m / np.where(norms == 0.0, 1.0, norms) * np.asarray(rotation_signs(n)[:dim])
-    h = 1
-    while h < n:
-        v = v.reshape(rows, n // (2 * h), 2, h)
-        a, b = v[:, :, 0, :].copy(), v[:, :, 1, :].copy()
-        v[:, :, 0, :], v[:, :, 1, :] = a + b, a - b
-        v = v.reshape(rows, n)
-        h *= 2
+    v = _butterflies(v)
     q = np.clip(np.rint(v / math.sqrt(n) * int8_scale(n)), -127, 127).astype(np.int8)
     return [None if z else row.tobytes() for row, z in zip(q, zero)]
 
