@@ -14,6 +14,11 @@ time; prints a Markdown table.
 (pipeline.GATE_MIN_TERM_COVERAGE, GATE_SURE_COVERAGE, GATE_RARE_COVERAGE) multiplied by each factor
 (capped at 1), on one index per set. It answers "is a lower off-topic figure a better gate or only a
 stricter one": compare gates at equal abstention, not at their own operating points.
+
+`--vault-docs 2,5,20` measures the same two errors on tiny vaults (a new user's first notes): each
+vault is a run of N consecutive documents (`--blocks` of them, spread over the corpus), its own
+questions answerable, questions about documents at least `FAR` places away in file order (another
+XQuAD article) off-topic. The gate was calibrated on vaults of 240 chunks and more.
 """
 from __future__ import annotations
 
@@ -58,6 +63,39 @@ def run(name: str, max_q: int, work: Path, scales: list[float]) -> list[dict]:
     return rows
 
 
+FAR = 10  # file-order distance past which a document belongs to another article (XQuAD: ~5 each)
+
+
+def run_small(name: str, docs: int, blocks: int, max_q: int, work: Path) -> dict:
+    """Both errors summed over `blocks` vaults of `docs` consecutive documents each."""
+    corpus, queries, qrels = ev.load_beir(name)
+    pos = {str(d["_id"]): i for i, d in enumerate(corpus)}
+    channels, graph = ev.ABLATIONS[ev.DEFAULT]
+    n_ans = n_abst = n_off = n_answ = 0
+    step = max(docs, (len(corpus) - docs) // max(1, blocks - 1)) if blocks > 1 else docs
+    for b in range(blocks):
+        lo = b * step
+        if lo + docs > len(corpus):
+            break
+        hi = lo + docs
+        vault = work / f"{name}-{docs}-{b}" / "vault"
+        ev.build_beir_vault(corpus[lo:hi], vault)
+        cfg = ev.make_cfg(vault, work / f"{name}-{docs}-{b}" / "index.db")
+        ev.index(cfg)
+        store = ev.open_store(cfg)
+        rel = {q: [pos[d] for d in r if d in pos] for q, r in qrels.items() if q in queries}
+        answerable = [q for q, ps in rel.items() if ps and all(lo <= p < hi for p in ps)]
+        offtopic = ev.subsample([q for q, ps in rel.items() if ps and all(p < lo - FAR or p >= hi + FAR for p in ps)],
+                                max_q, seed=b)
+        n_ans += len(answerable)
+        n_abst += sum(ev.ranked_paths(queries[q], cfg, store, channels, graph)[1] == "no_evidence" for q in answerable)
+        n_off += len(offtopic)
+        n_answ += sum(ev.ranked_paths(queries[q], cfg, store, channels, graph)[1] != "no_evidence" for q in offtopic)
+        store.close()
+    return {"set": name, "docs": docs, "answerable": n_ans, "abstained": round(n_abst / max(1, n_ans), 4),
+            "offtopic": n_off, "answered": round(n_answ / max(1, n_off), 4)}
+
+
 COVERAGE = ("GATE_MIN_TERM_COVERAGE", "GATE_SURE_COVERAGE", "GATE_RARE_COVERAGE")
 
 
@@ -80,10 +118,14 @@ def main() -> int:
     ap.add_argument("--sets", default=SETS)
     ap.add_argument("--max-queries", type=int, default=0, help="cap per side (fixed-seed subsample); 0 = all")
     ap.add_argument("--scale", default="1.0", help="comma-separated factors for the gate's coverage thresholds")
+    ap.add_argument("--vault-docs", default="", help="comma-separated tiny-vault sizes (documents) instead")
+    ap.add_argument("--blocks", type=int, default=10, help="with --vault-docs: vaults per size")
     a = ap.parse_args()
     if not ev.EVAL.is_dir():
         print(f"eval data not found at {ev.EVAL}; nothing to do", file=sys.stderr)
         return 0
+    if a.vault_docs:
+        return small_table(a)
     rows = []
     with tempfile.TemporaryDirectory(prefix="vaultrag-langgate-") as tmp:
         for name in [s for s in a.sets.split(",") if s]:
@@ -95,6 +137,26 @@ def main() -> int:
     for r in rows:
         print(f"| {r['set']} | {r['scale']:.2f} | {r['answerable']} | {r['abstained']:.3f} | {r['offtopic']} "
               f"| {r['answered']:.3f} |")
+    return 0
+
+
+def small_table(a) -> int:
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="vaultrag-langgate-") as tmp:
+        for name in [s for s in a.sets.split(",") if s]:
+            if (ev.EVAL / "beir" / name).is_dir():
+                for docs in [int(x) for x in a.vault_docs.split(",")]:
+                    for scale in [float(x) for x in a.scale.split(",")]:
+                        with coverage_scaled(scale):
+                            rows.append(run_small(name, docs, a.blocks, a.max_queries or 40, Path(tmp)))
+                        rows[-1]["scale"] = scale
+                        print(rows[-1], file=sys.stderr, flush=True)
+    print(f"| set | vault (documents) x {a.blocks} | coverage x | answerable | abstained | off-topic, same language "
+          "| answered |")
+    print("|---|---|---|---|---|---|---|")
+    for r in rows:
+        print(f"| {r['set']} | {r['docs']} | {r['scale']:.2f} | {r['answerable']} | {r['abstained']:.3f} "
+              f"| {r['offtopic']} | {r['answered']:.3f} |")
     return 0
 
 

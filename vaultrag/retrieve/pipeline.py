@@ -17,6 +17,7 @@ from .channels import (FtsQuery, bm25_channel, build_fts_query, meta_channel, no
                        vec_channel)
 from .citations import FileCache, changed_on_disk, locate, locate_session, stored_copy
 from .fusion import rescore, rrf
+from .framing import topic
 from .graph import expand
 from .types import CHANNELS, Answer, Candidate, ChannelStatus, Hit
 
@@ -165,6 +166,21 @@ def _idf(df: int, n: int) -> float:
     return math.log(1 + (n - df + 0.5) / (df + 0.5))
 
 
+# BM25's smoothed IDF weighs a word the vault lacks far above its rarest word when the vault is
+# tiny (3 chunks: 2.1x, squared 4.5x; 240 chunks: 1.2x): a new user's first notes then refused
+# nearly half the questions they answer ("where is the FritzBox router kept?": "kept" outweighed
+# both words the note has). Below the smallest vault the gate was calibrated on, an absent word
+# weighs what it would there relative to a word one chunk holds (lang_gate.py --vault-docs).
+GATE_IDF_MIN_CHUNKS = 240
+
+
+def _gate_idf(df: int, n: int) -> float:
+    if df or n >= GATE_IDF_MIN_CHUNKS:
+        return _idf(df, n)
+    m = GATE_IDF_MIN_CHUNKS
+    return _idf(1, n) * _idf(0, m) / _idf(1, m)
+
+
 def _run_evidence(store: Store, fq: FtsQuery, ids: list[int], n: int,
                   chunks: dict[int, StoredChunk] | None) -> tuple[float, dict[int, float], dict[int, list[int]]]:
     """The spaceless-script part of the gate's weight (see SEG_RUN_MATCH): (total weight, weight
@@ -263,7 +279,7 @@ def term_evidence(store: Store, fq: FtsQuery, ids: list[int], chunks: dict[int, 
     terms = [t for t in terms if t not in unsaid]
     present = [t for t in fq.terms if df.get(t)] + [t for t in fq.dropped if fq.df.get(t)]
     known_cjk = set().union(*(_cjk_chars(t) for t in present))
-    weight = {t: _idf(df[t], n) ** 2 for t in terms if df[t] or not _cjk_chars(t) & known_cjk}
+    weight = {t: _gate_idf(df[t], n) ** 2 for t in terms if df[t] or not _cjk_chars(t) & known_cjk}
     got = {cid: 0.0 for cid in ids}
     held: dict[int, list[tuple[int, bool]]] = {cid: [] for cid in ids}  # (df, counted in specificity)
     total = sum(weight.values())
@@ -405,8 +421,9 @@ def search(query: str, config: Config | None = None, *, k: int | None = None, ch
         results: dict[str, list[tuple[int, float]]] = {}
         pinned: set[int] = set()
         named = False
-        fq = build_fts_query(query, store)
-        spelled = respell(query, fq.respelt)  # the vault's spelling of the words BM25 respelled
+        asked = topic(query)  # "what do my notes say about X": X (framing.py)
+        fq = build_fts_query(asked, store)
+        spelled = respell(asked, fq.respelt)  # the vault's spelling of the words BM25 respelled
         if "meta" in wanted:
             t = time.perf_counter()
             hits, status["meta"] = meta_channel(store, spelled, depth)
