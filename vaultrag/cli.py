@@ -176,6 +176,8 @@ def cmd_status(args) -> int:
     print(f"vectors:  " + (f"{e['model']}" + (f" (fallback: {e['fallback_reason']})" if e["fallback_reason"] else "")
                            if e["available"] else f"not available ({e['reason'] or 'never built'})"))
     print(f"reindex:  last {when}; {info['changed_since_reindex']} files changed on disk since")
+    if info.get("sqlite"):
+        print(f"sqlite:   {sqlite_line(info['sqlite'])}")
     cov = info["coverage"]
     skips = len((cov.get("scopes") or {}).get("vault", {}).get("skipped") or [])
     print(f"coverage: {cov['files_indexed']} indexed of {cov['markdown_files_in_vault']} Markdown files in the vault"
@@ -191,6 +193,15 @@ def cmd_status(args) -> int:
     for c in info.get("collections", []):  # PostgreSQL: every collection in the database
         print(f"collection: {esc(c['name'])}: {c['chunks']} chunks (generation {c['generation']})")
     return 0
+
+
+def sqlite_line(lib: dict) -> str:
+    """status's SQLite library in one line: `sqlean 3.50.4 (sqlite-vec loaded)`."""
+    how = [] if lib["fts5"] else ["no FTS5"]
+    how.append("sqlite-vec loaded" if lib["vec"] is None else f"no vectors: {lib['vec']}")
+    if lib.get("forced"):
+        how.append(f"VAULTRAG_SQLITE={lib['forced']}")
+    return f"{lib['library']} {lib['version']} ({'; '.join(how)})"
 
 
 def cmd_search(args) -> int:
