@@ -147,7 +147,7 @@ async def hook_response(service: Service, request: Request, event: str) -> Respo
         timeout = max(0.1, service.cfg.hook_timeout_ms / 1000)
         out = await run(lambda: service.hook(event, payload), timeout)
     except Exception as exc:  # noqa: BLE001 - a hook never fails the session
-        log_line(f"{event} (http): {type(exc).__name__}: {str(exc)[:200]}")
+        log_line(f"{event} (http): {type(exc).__name__}: {exc}")  # log_line bounds it, keeping the fix
         out = None
     return Response(out or "{}", media_type="application/json")
 
