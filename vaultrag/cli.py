@@ -74,6 +74,7 @@ def build_parser() -> argparse.ArgumentParser:
                        description="Check what the Claude Code hooks need. The location options name another "
                                    "index to check than the configured one, which the hooks read.")
     _location(p)
+    p.add_argument("--collection", help="PostgreSQL: the collection to check (default: the vault folder's name)")
     p.add_argument("--json", action="store_true", help="print JSON instead of text")
     p.add_argument("--plugin-dir", help="also check the plugin at DIR (as run by `claude --plugin-dir DIR`)")
     p.add_argument("-v", "--verbose", action="store_true", help=argparse.SUPPRESS)
@@ -213,7 +214,7 @@ def cmd_search(args) -> int:
 def cmd_doctor(args) -> int:
     from .doctor import diagnose, render
 
-    location = {name: getattr(args, name) for name in ("vault", "config", "db", "store")}
+    location = {name: getattr(args, name) for name in ("vault", "config", "db", "store", "collection")}
     report = diagnose(plugin_dir=Path(args.plugin_dir).resolve() if args.plugin_dir else None, location=location)
     print(json.dumps(report.to_dict(), indent=2) if args.json else render(report))
     return 0 if report.ok else 1
