@@ -139,3 +139,16 @@ def test_an_unreachable_server_never_shows_the_password(vault, home, capsys):
     assert f"pg_isready -h 127.0.0.1 -p {port}" in p["fix"] and "doctor" in p["fix"]
     assert option(p["fix"], "--store") == f"postgresql://alice:***@127.0.0.1:{port}/team" and "PGPASSWORD" in p["fix"]
     assert "s3cr3t-pw" not in json.dumps(report)
+
+
+def test_a_role_that_may_not_read_the_index_is_a_problem_not_a_traceback(vault, pg_url, home, capsys):
+    reindex(load_config(vault=str(vault), store=pg_url, collection="notes"))
+    sql(pg_url, "DROP ROLE IF EXISTS doctor_nobody", "CREATE ROLE doctor_nobody LOGIN")
+    try:
+        nobody = pg_url.replace("postgresql://postgres:@", "postgresql://doctor_nobody:@", 1)
+        assert nobody != pg_url
+        [p] = store_problems(doctor(capsys, "--vault", str(vault), "--store", nobody, "--collection", "notes"))
+        assert p["check"] == "store" and "refused a check" in p["problem"] and "InsufficientPrivilege" in p["problem"]
+        assert command(p["fix"])[0] == "doctor" and option(p["fix"], "--store") == nobody
+    finally:
+        sql(pg_url, "DROP OWNED BY doctor_nobody", "DROP ROLE doctor_nobody")

@@ -48,11 +48,16 @@ def pg_index_problems(cfg, url: str, passed: list[str], facts: dict, *, freshnes
                         f"--store / VAULTRAG_STORE / `store:`; then {fix_command('doctor')}")]
     try:
         found = _server_problems(conn, shown, names, passed, facts)
+        if not found:
+            found = _index_problems(cfg, url, names, passed, facts, freshness=freshness)
+    except pg.Error as exc:  # a role that may not read the catalog or the tables, a server going away
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        found = [Problem("store", f"PostgreSQL at {shown} refused a check: {type(exc).__name__}: {first}",
+                         f"grant the role in the URL read access to the vaultrag tables (or use the role that "
+                         f"ran the reindex); then {fix_command('doctor')}")]
     finally:
         conn.close()
-    if found:
-        return found
-    return _index_problems(cfg, url, names, passed, facts, freshness=freshness)
+    return found
 
 
 def _pg_isready(url: str) -> str:
