@@ -57,3 +57,27 @@ def test_errors_are_one_clear_line_and_exit_1(tmp_path):
     r = cli("search", "x", "--channels", "bogus", "--vault", str(tmp_path), "--db", str(tmp_path / "none.sqlite"))
     assert r.returncode == 1
     assert cli("frobnicate").returncode == 2
+
+
+def test_status_names_the_sqlite_library_it_reads_with(vault, tmp_path):
+    """A user on a pyenv Python (stdlib sqlite3 without extension loading) sees which SQLite
+    vaultrag uses, in the human and the --json status, as doctor shows it for each hook."""
+    import sqlite3
+
+    from vaultrag.store.sqlite.connection import driver_name
+
+    db = str(tmp_path / "i.sqlite")
+    assert cli("reindex", "--vault", str(vault), "--db", db).returncode == 0
+    env = {k: v for k, v in os.environ.items() if k != "VAULTRAG_SQLITE"}
+    lib = json.loads(cli("status", "--vault", str(vault), "--db", db, "--json", env=env).stdout)["sqlite"]
+    assert lib["library"] == driver_name() and lib["fts5"] is True and lib["forced"] is None
+    assert lib["extensions"] is True and lib["vec"] is None  # this venv loads sqlite-vec, one way or the other
+    forced = json.loads(cli("status", "--vault", str(vault), "--db", db, "--json",
+                            env={**env, "VAULTRAG_SQLITE": "stdlib"}).stdout)["sqlite"]
+    assert forced["library"] == "sqlite3" and forced["version"] == sqlite3.sqlite_version
+    capable = hasattr(sqlite3.Connection, "enable_load_extension")
+    assert forced["extensions"] is capable and (forced["vec"] is None) is capable
+    human = cli("status", "--vault", str(vault), "--db", db, env={**env, "VAULTRAG_SQLITE": "stdlib"}).stdout
+    line = next(x for x in human.splitlines() if x.startswith("sqlite:"))
+    assert f"sqlite3 {sqlite3.sqlite_version}" in line and "VAULTRAG_SQLITE=stdlib" in line
+    assert ("sqlite-vec loaded" in line) is capable and ("cannot load extensions" in line) is not capable

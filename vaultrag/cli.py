@@ -74,6 +74,7 @@ def build_parser() -> argparse.ArgumentParser:
                        description="Check what the Claude Code hooks need. The location options name another "
                                    "index to check than the configured one, which the hooks read.")
     _location(p)
+    p.add_argument("--collection", help="PostgreSQL: the collection to check (default: the vault folder's name)")
     p.add_argument("--json", action="store_true", help="print JSON instead of text")
     p.add_argument("--plugin-dir", help="also check the plugin at DIR (as run by `claude --plugin-dir DIR`)")
     p.add_argument("-v", "--verbose", action="store_true", help=argparse.SUPPRESS)
@@ -176,6 +177,8 @@ def cmd_status(args) -> int:
     print(f"vectors:  " + (f"{e['model']}" + (f" (fallback: {e['fallback_reason']})" if e["fallback_reason"] else "")
                            if e["available"] else f"not available ({e['reason'] or 'never built'})"))
     print(f"reindex:  last {when}; {info['changed_since_reindex']} files changed on disk since")
+    if info.get("sqlite"):
+        print(f"sqlite:   {sqlite_line(info['sqlite'])}")
     cov = info["coverage"]
     skips = len((cov.get("scopes") or {}).get("vault", {}).get("skipped") or [])
     print(f"coverage: {cov['files_indexed']} indexed of {cov['markdown_files_in_vault']} Markdown files in the vault"
@@ -193,6 +196,15 @@ def cmd_status(args) -> int:
     return 0
 
 
+def sqlite_line(lib: dict) -> str:
+    """status's SQLite library in one line: `sqlean 3.50.4 (sqlite-vec loaded)`."""
+    how = [] if lib["fts5"] else ["no FTS5"]
+    how.append("sqlite-vec loaded" if lib["vec"] is None else f"no vectors: {lib['vec']}")
+    if lib.get("forced"):
+        how.append(f"VAULTRAG_SQLITE={lib['forced']}")
+    return f"{lib['library']} {lib['version']} ({'; '.join(how)})"
+
+
 def cmd_search(args) -> int:
     from .search_cli import cli_search
 
@@ -202,7 +214,7 @@ def cmd_search(args) -> int:
 def cmd_doctor(args) -> int:
     from .doctor import diagnose, render
 
-    location = {name: getattr(args, name) for name in ("vault", "config", "db", "store")}
+    location = {name: getattr(args, name) for name in ("vault", "config", "db", "store", "collection")}
     report = diagnose(plugin_dir=Path(args.plugin_dir).resolve() if args.plugin_dir else None, location=location)
     print(json.dumps(report.to_dict(), indent=2) if args.json else render(report))
     return 0 if report.ok else 1

@@ -4,7 +4,8 @@ Checks, in the order a hook depends on them: the hooks are registered (user / pr
 settings.json, or the plugin enabled), each registered command's interpreter exists, imports
 vaultrag and loads sqlite-vec, its scripts exist; the config file is valid and names a vault; the
 vault folder exists; the index exists, belongs to that vault, holds chunks and is fresh; the
-embedding model folder the index was built with is there; recent errors in the hook log.
+embedding model folder the index was built with is there; recent errors in the hook log. A
+PostgreSQL index (`--store postgresql://...`) is checked by doctor_pg.py.
 
 Standard library only (the SessionStart hook uses `quick_problems`). Severity `error` means a hook
 would not inject anything; `warning` means it works, degraded or stale.
@@ -86,7 +87,8 @@ def _repo_root() -> Path:
 
 # -- config, vault, index: what every hook process needs -----------------------------------------
 def config_problems(passed: list[str], facts: dict, location: dict | None = None):
-    """(Config or None, problems). `location`: the --vault, --config, --db, --store given (None: not given)."""
+    """(Config or None, problems). `location`: the --vault, --config, --db, --store, --collection given
+    (None: not given)."""
     from .config import config_file_path, load_config
 
     location = dict(location or {})
@@ -118,12 +120,17 @@ def index_path(cfg) -> Path:
     return cfg.db_path()
 
 
-def _index_file_problems(cfg, facts: dict) -> list[Problem]:
-    if cfg.store and "://" in str(cfg.store):
-        from .errors import redact_url
+def _postgres_url(cfg) -> str | None:
+    """The configured store when it is a PostgreSQL URL (serve_client's schemes: no store import)."""
+    from .serve_client import PG_SCHEMES
 
-        return [Problem("index", f"the index is a PostgreSQL store ({redact_url(str(cfg.store))}); doctor checks "
-                        "SQLite indexes only; status reads it", fix_command("status"), "warning")]
+    store = str(cfg.store or "")
+    return store if store.startswith(PG_SCHEMES) else None
+
+
+def _index_file_problems(cfg, facts: dict) -> list[Problem]:
+    if _postgres_url(cfg):  # no file to look at: `index_problems` connects (doctor_pg), a session start does not
+        return []
     try:
         db = index_path(cfg)
     except VaultragError as exc:
@@ -136,6 +143,11 @@ def _index_file_problems(cfg, facts: dict) -> list[Problem]:
 
 def index_problems(cfg, passed: list[str], facts: dict, *, freshness: bool = True) -> list[Problem]:
     """The index exists, opens, belongs to the vault and holds chunks (and, with `freshness`, is current)."""
+    url = _postgres_url(cfg)
+    if url:
+        from .doctor_pg import pg_index_problems
+
+        return pg_index_problems(cfg, url, passed, facts, freshness=freshness)
     found = _index_file_problems(cfg, facts)
     if found:
         return found

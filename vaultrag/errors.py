@@ -133,6 +133,28 @@ MASKED_NOTE = ("  (*** stands for the store URL's password, not shown here: put 
                "or drop `:***` and set PGPASSWORD)")
 
 
+FIX_MAX_CHARS = 4500  # a fix command is kept whole up to this (a PATH_MAX path, 4096, and the command)
+LEAD_IN_CHARS = 60  # of a cut message, the words just before its fix ("...; rebuild it with: ") are kept
+
+
+def shorten(text: str, limit: int) -> str:
+    """`text` in about `limit` characters, keeping the fix command it names whole (from
+    `cli_command()` on, up to FIX_MAX_CHARS): the message before it is cut in the middle ("…"),
+    its start and the words leading into the fix kept. Hook log lines were cut at 200 characters,
+    which cut `... rebuild it with: /home/u/.venv/bin/vaultrag reindex --full --db '/long/p...`
+    to a command that rebuilt another index, or none. Without a fix command: the first `limit`."""
+    if len(text) <= limit:
+        return text
+    at = text.find(cli_command())
+    if at < 0:
+        return text[:limit - 1] + "…"
+    head, fix = text[:at], text[at:at + FIX_MAX_CHARS]
+    room = max(limit - len(fix), 2 * LEAD_IN_CHARS)
+    if len(head) > room:
+        head = head[:room - LEAD_IN_CHARS - 1] + "…" + head[-LEAD_IN_CHARS:]
+    return head + fix
+
+
 # How SQLite reports an index it cannot use, by the driver's message (what a hook logs): pages that
 # are not what they claim (SQLITE_CORRUPT "database disk image is malformed", SQLITE_NOTADB "file is
 # not a database"; sqlite-vec reading damaged shadow tables says "vectors blob read error for N",

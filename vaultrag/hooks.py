@@ -23,7 +23,7 @@ MAX_STDIN_BYTES = 32 * 1024 * 1024  # PostToolUse payloads carry whole tool outp
 # million of them (a 20 MB CSV dump) is skipped as well: it fails open, uncompressed.
 MAX_JSON_SEPARATORS = 1_000_000
 LOG_MAX_BYTES = 256 * 1024  # the log keeps its newest half when it grows past this
-LOG_LINE_CHARS = 500  # one log line at most; the rest of a message is cut
+LOG_LINE_CHARS = 500  # one log line at most; the rest of a message is cut, but not its fix command (errors.shorten)
 LOG_SCRUB_CHARS = 20_000  # scrubbed before the cut, so a secret is never cut into an undetectable piece
 TRANSCRIPT_TAIL_BYTES = 256 * 1024  # the latest user prompt is near the end of the transcript
 # RLIMIT_DATA of a hook process (heap and anonymous maps; not the read-only mmap of the index or
@@ -65,9 +65,10 @@ def log_line(message: str) -> None:
     With no usable state folder (e.g. HOME empty), the line goes to stderr, which Claude Code
     shows in its debug output."""
     try:
+        from .errors import shorten
         from .scrubber import scrub
 
-        line = f"{log_stamp()} {scrub(message[:LOG_SCRUB_CHARS])[0][:LOG_LINE_CHARS]}"
+        line = f"{log_stamp()} {shorten(scrub(shorten(message, LOG_SCRUB_CHARS))[0], LOG_LINE_CHARS)}"
         line = "".join(c if c.isprintable() else f"\\x{ord(c):02x}" if ord(c) < 256 else f"\\u{ord(c):04x}"
                        for c in line) + "\n"
     except Exception:
@@ -309,7 +310,7 @@ def main(expected: str) -> int:
 
         # SQLite interrupted at the deadline surfaces as its own error: name the deadline, not "corrupt"
         why = "gave up at the deadline: " if past_deadline() else ""
-        log_line(f"{expected}: {why}{type(exc).__name__}: {str(exc)[:300]}")
+        log_line(f"{expected}: {why}{type(exc).__name__}: {exc}")  # log_line bounds it, keeping the fix
     finally:  # the early returns above (input skipped) leave the timer armed too
         disarm()
     return 0

@@ -12,6 +12,9 @@ import sys
 import time
 
 FORWARD_TIMEOUT_S = 1.2  # under the hook's own 1.5 s deadline; the server answers in ~10 ms
+# Of a shorter deadline set by $VAULTRAG_HOOK_TIMEOUT_MS the forward may use this much: giving up
+# on a hung server is then logged, and log_line's scrubber import takes ~0.2 s of what is left.
+FORWARD_SHARE = 0.5
 MAX_STDIN_BYTES = 32 * 1024 * 1024  # as vaultrag.hooks.MAX_STDIN_BYTES
 # The environment that picks the index; the server refuses (409) a hook meant for another one.
 IDENTITY_ENV = ("VAULTRAG_CONFIG", "VAULTRAG_VAULT", "VAULTRAG_DB", "VAULTRAG_STORE", "VAULTRAG_COLLECTION")
@@ -142,7 +145,8 @@ def forwarded(event: str, sock: str | None = None) -> bool:
         raw = sys.stdin.buffer.read(MAX_STDIN_BYTES + 1)
         if len(raw) > MAX_STDIN_BYTES:
             return False  # the in-process path logs and skips it
-        status, out = request(sock, "POST", f"/hooks/{event}", raw, headers={IDENTITY_HEADER: identity()})
+        status, out = request(sock, "POST", f"/hooks/{event}", raw, timeout=forward_timeout(),
+                              headers={IDENTITY_HEADER: identity()})
     except (ConnectionError, FileNotFoundError):
         return _restore(raw)  # a stale socket file (no server behind it), or not a vaultrag server
     except OSError as exc:  # timeout or a broken server: fail open, like the hook itself
@@ -155,6 +159,17 @@ def forwarded(event: str, sock: str | None = None) -> bool:
         sys.stdout.write(text + "\n")
         sys.stdout.flush()
     return True
+
+
+def forward_timeout() -> float:
+    """FORWARD_TIMEOUT_S, or less under a shorter hook deadline in $VAULTRAG_HOOK_TIMEOUT_MS (the
+    config's hooks.timeout_ms is not read here: loading the config is the in-process path's cost).
+    A hung server held a 500 ms hook for 1.2 s."""
+    try:
+        deadline_s = int(os.environ.get("VAULTRAG_HOOK_TIMEOUT_MS") or 0) / 1000
+    except ValueError:
+        deadline_s = 0
+    return min(FORWARD_TIMEOUT_S, deadline_s * FORWARD_SHARE) if deadline_s > 0 else FORWARD_TIMEOUT_S
 
 
 def _restore(raw: bytes) -> bool:

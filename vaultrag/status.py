@@ -43,6 +43,7 @@ def status(cfg: Config) -> dict:
                      "sessions": scopes.get("sessions"), "scopes": scopes},
         "changed_since_reindex": len(changed), "changed_paths": changed[:20],
         "rebuild_leftovers": _leftovers(cfg),
+        "sqlite": _sqlite(cfg),
         **_collections(cfg),
     }
 
@@ -83,6 +84,16 @@ def _leftovers(cfg: Config) -> list[dict]:
         return []
     return [{"path": str(r.path), "pid": r.pid, "bytes": r.bytes, "state": "in progress" if r.alive else "stale"}
             for r in rebuild_leftovers(cfg.db_path())]
+
+
+def _sqlite(cfg: Config) -> dict | None:
+    """SQLite index: which SQLite library this Python reads it with (store/sqlite/connection.py's
+    library_report: sqlite3 or sqlean, version, extensions, sqlite-vec); PostgreSQL: None."""
+    if is_postgres(store_location(cfg)):
+        return None
+    from .store.sqlite.connection import library_report
+
+    return library_report()
 
 
 def _collections(cfg: Config) -> dict:

@@ -21,7 +21,9 @@ from starlette.routing import Route
 from .. import __version__
 from ..api import BadRequest, Busy, NotFound, Service, Stopping
 from ..errors import IndexCorrupt, IndexLocked, IndexMissing, VaultragError
+from ..hooks import MAX_JSON_SEPARATORS
 from .auth import ROLE_KEY, AuthMiddleware, Policy
+from .limits import BODY_TIMEOUT_S, BodyDeadline, InFlightLimit
 from .openapi import openapi_document
 from ..serve_client import IDENTITY_ENV, IDENTITY_HEADER, PG_SCHEMES, store_identity
 
@@ -31,6 +33,10 @@ MAX_BODY_BYTES = 1024 * 1024  # a search or reindex request is a few hundred byt
 HOOK_MAX_BODY_BYTES = 32 * 1024 * 1024  # PostToolUse carries whole tool outputs (as the command hook allows)
 REQUEST_TIMEOUT_S = 30.0  # a search takes ~10 ms at 38k chunks; 30 s means something is stuck
 REINDEX_TIMEOUT_S = 900.0  # a full rebuild of 38k notes takes ~27 s here; a slow disk may need minutes
+# Bodies being read by all requests together: a few 32 MB hook bodies at once, not 64 of them (2 GB).
+MAX_INFLIGHT_BODY_BYTES = 3 * HOOK_MAX_BODY_BYTES
+PARSE_IN_THREAD_BYTES = 256 * 1024  # json.loads runs ~100 MB/s here: a bigger body is parsed off the event loop
+_inflight = [0]  # body bytes held by requests being read (the event loop's thread only)
 HOOK_EVENT_RE = re.compile(r"[A-Za-z]{1,40}")
 _STATUS = [(BadRequest, 400, "bad_request"), (NotFound, 404, "not_found"), (Busy, 409, "reindex_running"), (Stopping, 503, "stopping"),
            (IndexLocked, 409, "index_locked"), (IndexMissing, 503, "no_index"), (IndexCorrupt, 503, "index_corrupt"),
@@ -48,26 +54,48 @@ def error(status: int, code: str, message: str) -> JSONResponse:
 
 
 async def read_json(request: Request, limit: int = MAX_BODY_BYTES, *, optional: bool = False) -> dict:
-    """The body as a JSON object, read at most `limit` bytes."""
+    """The body as a JSON object, read at most `limit` bytes, all requests together holding at most
+    MAX_INFLIGHT_BODY_BYTES; a big body is parsed in a worker thread (the event loop keeps serving)."""
+    from starlette.requests import ClientDisconnect
+
     declared = request.headers.get("content-length")
     if declared and declared.isdigit() and int(declared) > limit:
         raise ApiError(413, "body_too_large", f"request body over {limit} bytes")
     chunks, size = [], 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > limit:
-            raise ApiError(413, "body_too_large", f"request body over {limit} bytes")
-        chunks.append(chunk)
-    raw = b"".join(chunks)
-    if not raw.strip() and optional:
-        return {}
     try:
-        data = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError):
-        raise ApiError(400, "bad_json", "the body must be a JSON object (UTF-8)") from None
+        async for chunk in request.stream():
+            size += len(chunk)
+            _inflight[0] += len(chunk)
+            if size > limit:
+                raise ApiError(413, "body_too_large", f"request body over {limit} bytes")
+            if _inflight[0] > MAX_INFLIGHT_BODY_BYTES:
+                raise ApiError(503, "busy", "too many large requests at once; retry shortly")
+            chunks.append(chunk)
+        raw = b"".join(chunks)
+        del chunks
+        if not raw.strip() and optional:
+            return {}
+        separators = raw.count(b",") + raw.count(b":")  # >= the values json.loads would build, less one
+        if separators > MAX_JSON_SEPARATORS:
+            raise ApiError(413, "body_too_large", f"the body holds up to {separators} JSON values "
+                           f"(over {MAX_JSON_SEPARATORS})")
+        data = await anyio.to_thread.run_sync(_parse, raw) if len(raw) > PARSE_IN_THREAD_BYTES else _parse(raw)
+    except ClientDisconnect:
+        raise ApiError(408, "request_timeout", f"the request body did not arrive within {BODY_TIMEOUT_S:.0f} s") from None
+    finally:
+        _inflight[0] -= size
     if not isinstance(data, dict):
         raise ApiError(400, "bad_json", "the body must be a JSON object")
     return data
+
+
+def _parse(raw: bytes):
+    try:
+        return json.loads(raw.decode("utf-8"))
+    except RecursionError:  # `[[[[...` deeper than the parser's recursion limit
+        raise ApiError(400, "bad_json", "the body's JSON is nested too deeply") from None
+    except (UnicodeDecodeError, ValueError):
+        raise ApiError(400, "bad_json", "the body must be a JSON object (UTF-8)") from None
 
 
 def _only(data: dict, allowed: tuple[str, ...]) -> dict:
@@ -133,7 +161,7 @@ def build_app(service: Service, policy: Policy, *, mcp_app=None) -> Starlette:
     app = Starlette(routes=routes, lifespan=lifespan,
                     exception_handlers={ApiError: _api_error, VaultragError: _vaultrag_error, 404: _not_found,
                                         405: _method, Exception: _internal})
-    return _Logged(AuthMiddleware(app, policy), app)
+    return _Logged(InFlightLimit(BodyDeadline(AuthMiddleware(app, policy))), app)
 
 
 async def hook_response(service: Service, request: Request, event: str) -> Response:
@@ -147,7 +175,7 @@ async def hook_response(service: Service, request: Request, event: str) -> Respo
         timeout = max(0.1, service.cfg.hook_timeout_ms / 1000)
         out = await run(lambda: service.hook(event, payload), timeout)
     except Exception as exc:  # noqa: BLE001 - a hook never fails the session
-        log_line(f"{event} (http): {type(exc).__name__}: {str(exc)[:200]}")
+        log_line(f"{event} (http): {type(exc).__name__}: {exc}")  # log_line bounds it, keeping the fix
         out = None
     return Response(out or "{}", media_type="application/json")
 

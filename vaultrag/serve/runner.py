@@ -26,7 +26,6 @@ log = logging.getLogger("vaultrag.serve")
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8765
-MAX_CONNECTIONS = 64  # beyond this uvicorn answers 503 at once: bounded memory, no pile-up
 GRACEFUL_S = 30  # SIGTERM: requests in flight get this long to finish
 REINDEX_DRAIN_S = 30  # ... and a running reindex this long to commit the file it is writing and stop
 
@@ -130,8 +129,11 @@ def serve(service: Service, opts: ServeOptions, *, ready=None) -> int:
 
             watcher = Watcher(service)
             watcher.start()
-        config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on",
-                                limit_concurrency=MAX_CONNECTIONS, timeout_graceful_shutdown=GRACEFUL_S)
+        from .limits import GuardedH11Protocol
+
+        # no limit_concurrency: it counts idle connections too (limits.py); InFlightLimit counts requests
+        config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on", http=GuardedH11Protocol,
+                                timeout_graceful_shutdown=GRACEFUL_S)
         server = _Server(config, on_exit=service.stop_reindex)
         print(f"vaultrag: serving {service.cfg.vault} on http://{opts.host}:{tcp.getsockname()[1]} "
               f"and {sock_path}" + (" (watching)" if watcher else ""), file=sys.stderr, flush=True)

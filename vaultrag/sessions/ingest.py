@@ -53,5 +53,5 @@ def main(argv: list[str]) -> int:
         rels = [a for a in argv if (Path(cfg.sessions) / a).is_file()]
         index_transcripts(cfg, rels)
     except BaseException as exc:  # detached: nobody to tell but the hook log
-        log_line(f"SessionEnd indexing: {type(exc).__name__}: {str(exc)[:300]}")
+        log_line(f"SessionEnd indexing: {type(exc).__name__}: {exc}")
     return 0

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import time
 
-from ...errors import IndexLocked
+from ...errors import IndexLocked, redact_url
 from ..base import Backend, Rebuild
-from .connection import connect, ensure_schema, redact, release
+from .connection import connect, ensure_schema, release
 from .store import PgStore, drop_generation, new_generation
 
 LOCK_NAMESPACE = "vaultrag:"  # advisory lock key: hashtext(namespace || collection name)
@@ -35,7 +35,7 @@ class PgLock:
             if time.monotonic() >= deadline:
                 release(self.url, self.conn)
                 self.conn = None
-                raise IndexLocked(f"another reindex holds collection {self.name!r} in {redact(self.url)}; waited "
+                raise IndexLocked(f"another reindex holds collection {self.name!r} in {redact_url(self.url)}; waited "
                                   f"{self.wait_s:.0f} s. Let it finish, or retry later.")
             time.sleep(LOCK_POLL_S)
         self._drop_orphans()
@@ -104,7 +104,7 @@ class PgBackend(Backend):
 
     @property
     def location(self) -> str:
-        return f"{redact(self.url)} (collection {self.name})"
+        return f"{redact_url(self.url)} (collection {self.name})"
 
     def open(self, *, readonly: bool = False) -> PgStore:
         return PgStore(self.url, collection=self.name, readonly=readonly)

@@ -7,8 +7,7 @@ hook open one and exit. A connection goes back to the pool only when it is idle 
 from __future__ import annotations
 
 import threading
-from ...errors import DependencyMissing, StoreUnavailable
-from ...errors import redact_url as redact  # noqa: F401 - the password never shows (backend, store)
+from ...errors import DependencyMissing, StoreUnavailable, redact_url
 from . import schema
 
 POOL_MAX_IDLE = 8  # idle connections kept per URL (8 concurrent searchers in the load test)
@@ -40,7 +39,7 @@ def connect(url: str):
         conn = pg.connect(url, autocommit=True, connect_timeout=CONNECT_TIMEOUT_S)
     except pg.OperationalError as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise StoreUnavailable(f"cannot connect to PostgreSQL at {redact(url)} ({first}); check the URL given to "
+        raise StoreUnavailable(f"cannot connect to PostgreSQL at {redact_url(url)} ({first}); check the URL given to "
                                f"--store / VAULTRAG_STORE / `store:` and that the server is running") from None
     conn.execute(f"SET hnsw.ef_search = {schema.HNSW_EF_SEARCH}")  # a placeholder until pgvector loads
     return conn
@@ -82,7 +81,7 @@ def ensure_schema(url: str, conn, *, create: bool) -> int:
         _ready.add(url)
         return version
     if version > schema.SCHEMA_VERSION:
-        raise StoreUnavailable(f"the vaultrag schema in {redact(url)} is version {version}, newer than this vaultrag "
+        raise StoreUnavailable(f"the vaultrag schema in {redact_url(url)} is version {version}, newer than this vaultrag "
                                f"({schema.SCHEMA_VERSION}); upgrade vaultrag")
     if not create:
         return version
@@ -102,11 +101,11 @@ def ensure_schema(url: str, conn, *, create: bool) -> int:
                 conn.execute("UPDATE vaultrag_schema SET version = %s", (number,))
                 version = number
     except pg.errors.FeatureNotSupported as exc:
-        raise StoreUnavailable(f"PostgreSQL at {redact(url)} cannot create the pgvector extension ({exc}); install "
+        raise StoreUnavailable(f"PostgreSQL at {redact_url(url)} cannot create the pgvector extension ({exc}); install "
                                f"pgvector on the server (e.g. apt install postgresql-18-pgvector)") from None
     except (pg.errors.UndefinedFile, pg.errors.InsufficientPrivilege) as exc:
         first = str(exc).strip().splitlines()[0]
-        raise StoreUnavailable(f"PostgreSQL at {redact(url)}: {first}. vaultrag needs the pgvector extension: install "
+        raise StoreUnavailable(f"PostgreSQL at {redact_url(url)}: {first}. vaultrag needs the pgvector extension: install "
                                f"it on the server (apt install postgresql-18-pgvector, or your provider's 'vector' "
                                f"extension) and run CREATE EXTENSION vector as its owner; see README, PostgreSQL") from None
     _ready.add(url)

@@ -12,10 +12,10 @@ import math
 from contextlib import contextmanager
 from typing import Iterable, Iterator, Sequence
 
-from ...errors import IndexMissing, fix_command
+from ...errors import IndexMissing, fix_command, redact_url
 from ..base import FileRecord, FileWrite, IndexMeta, LinkOut, Store, StoredChunk, Term, meta_from_strings, meta_to_strings
 from . import analyzer, bulk, lexical, schema
-from .connection import connect, ensure_schema, redact, release, _ready
+from .connection import connect, ensure_schema, release, _ready
 from ..sqlite.vocab import nearest  # the SQLite store's typo rule, shared
 
 log = logging.getLogger(__name__)
@@ -71,10 +71,10 @@ class PgStore(Store):
             version = ensure_schema(location, self.conn, create=not readonly) if location not in _ready \
                 else schema.SCHEMA_VERSION
             if version == 0:
-                raise IndexMissing(f"no vaultrag index in {redact(location)}; build one with: "
+                raise IndexMissing(f"no vaultrag index in {redact_url(location)}; build one with: "
                                    f"{fix_command(_reindex_collection(self.names[0]))}")
             if version < schema.SCHEMA_VERSION:  # readers do not migrate (their role may not write)
-                raise IndexMissing(f"the vaultrag schema in {redact(location)} is version {version}, this vaultrag "
+                raise IndexMissing(f"the vaultrag schema in {redact_url(location)} is version {version}, this vaultrag "
                                    f"needs {schema.SCHEMA_VERSION}: run {fix_command(_reindex_collection(self.names[0]))} "
                                    f"once (it migrates the database)")
             self.schema_version = version
@@ -157,7 +157,7 @@ class PgStore(Store):
 
     @property
     def location(self) -> str:
-        return f"{redact(self.url)} (collection {','.join(self.names)})"
+        return f"{redact_url(self.url)} (collection {','.join(self.names)})"
 
     def _ensure_collection(self, name: str) -> tuple[int, int]:
         """(collection id, live generation), creating the collection and a first generation."""
@@ -178,7 +178,7 @@ class PgStore(Store):
         live = {name: gen for name, gen, _, _ in rows}
         missing = [n for n in self.names if live.get(n) is None]
         if missing:
-            raise IndexMissing(f"no collection {', '.join(missing)} in {redact(self.url)}; build it with: "
+            raise IndexMissing(f"no collection {', '.join(missing)} in {redact_url(self.url)}; build it with: "
                                f"{fix_command(_reindex_collection(missing[0]))}")
         self.gens = tuple(live[n] for n in self.names)
         self.gen = self.gens[0]

@@ -170,6 +170,28 @@ def load_vec(conn) -> str | None:
     return None
 
 
+def library_report() -> dict:
+    """Which SQLite this process uses, as `vaultrag status` reports it (doctor probes each hook's
+    interpreter the same way): `library` "sqlite3" (this Python's own) or "sqlean" (the sqlean-py
+    wheel, used when that one cannot load extensions: pyenv and macOS system Pythons), its SQLite
+    `version`, whether it can load `extensions` and has `fts5`, and `vec`: None when sqlite-vec
+    loads, else why it does not (searches then run without vectors)."""
+    mod = sqlite_module()
+    conn = mod.connect(":memory:")
+    try:
+        try:
+            conn.execute("CREATE VIRTUAL TABLE t USING fts5(x)")
+            fts5 = True
+        except Exception:  # the driver's OperationalError: "no such module: fts5"
+            fts5 = False
+        vec = load_vec(conn)
+    finally:
+        conn.close()
+    return {"library": mod.__name__, "version": mod.sqlite_version, "fts5": fts5,
+            "extensions": hasattr(conn, "enable_load_extension"), "vec": vec,
+            "forced": os.environ.get("VAULTRAG_SQLITE") or None}
+
+
 def _check_writable(p: Path) -> None:
     """A read-only data folder or index file is not a corrupt index: say what is wrong."""
     from ...errors import IndexUnwritable
