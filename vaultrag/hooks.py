@@ -148,14 +148,14 @@ def pretool_query(tool_name: str, tool_input: dict) -> str:
 def latest_user_prompt(transcript_path: str, max_bytes: int = TRANSCRIPT_TAIL_BYTES) -> str:
     """The last user text in the transcript JSONL (read from its tail only; may lag a turn).
 
-    Only a regular file is read, and only its last `max_bytes`: `/dev/zero`, a FIFO or a directory
-    gives "" at once."""
+    Only a regular `.jsonl` file is read, and only its last `max_bytes`: `/dev/zero`, a FIFO, a
+    directory or another kind of file gives "" at once."""
     import json
 
     from .safe_io import read_regular
 
-    if not isinstance(transcript_path, str) or not transcript_path:
-        return ""
+    if not isinstance(transcript_path, str) or not transcript_path.endswith(".jsonl"):
+        return ""  # Claude Code's transcripts are JSONL files; a client of `serve` names no other file
     try:
         lines = read_regular(transcript_path, max_bytes, tail=True).decode("utf-8", errors="replace").splitlines()
     except (OSError, ValueError):

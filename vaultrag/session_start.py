@@ -26,7 +26,25 @@ def session_message(payload: dict) -> str | None:
     problems = [p for p in quick_problems(given_location()) if p.severity == "error"]
     if not problems:
         return None
-    text = ("vaultrag: the hooks are installed but will not inject notes: "
-            + "; ".join(f"{p.problem} (fix: {p.fix})" for p in problems)
-            + f". Details: {fix_command('doctor')}")
-    return json.dumps({"systemMessage": text[:MAX_MESSAGE_CHARS]}, ensure_ascii=False)
+    return json.dumps({"systemMessage": notice(problems, fix_command("doctor"))}, ensure_ascii=False)
+
+
+def notice(problems, details: str) -> str:
+    """The problems in at most MAX_MESSAGE_CHARS, each fix command whole (a cut one can rebuild
+    another index, or none): the first problem's message is shortened to make room, problems that
+    do not fit are counted, `vaultrag doctor` always named. Only fix commands longer than the
+    notice itself make it longer."""
+    head = "vaultrag: the hooks are installed but will not inject notes: "
+    tail = f". Details: {details}"
+    room = MAX_MESSAGE_CHARS - len(head) - len(tail) - len("; and 99 more")
+    kept: list[str] = []
+    for p in problems:
+        part = f"{p.problem} (fix: {p.fix})"
+        if kept and sum(len(k) + 2 for k in kept) + len(part) > room:
+            break
+        if not kept and len(part) > room:
+            cut = max(60, room - len(p.fix) - len(" (fix: )"))
+            part = (p.problem if len(p.problem) <= cut else p.problem[:cut - 1] + "…") + f" (fix: {p.fix})"
+        kept.append(part)
+    more = f"; and {len(problems) - len(kept)} more" if len(kept) < len(problems) else ""
+    return head + "; ".join(kept) + more + tail
