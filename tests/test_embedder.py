@@ -168,3 +168,62 @@ def test_resolution_imports_nothing_heavy(tmp_path):
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60)
     assert res.returncode == 0, res.stderr
     assert res.stdout.strip() == ""
+
+
+def _same_model(ours, ref) -> None:
+    import numpy as np
+
+    assert type(ours) is type(ref)
+    assert ours.embedding.dtype == ref.embedding.dtype and np.array_equal(ours.embedding, ref.embedding)
+    for name in ("weights", "token_mapping"):
+        a, b = getattr(ours, name), getattr(ref, name)
+        assert (a is None) == (b is None) and (a is None or np.array_equal(a, b)), name
+    assert ours.tokenizer.to_str() == ref.tokenizer.to_str()
+    assert (ours.config, ours.normalize, ours.max_length, ours.unk_token_id, ours.median_token_length, ours.tokens) == (
+        ref.config, ref.normalize, ref.max_length, ref.unk_token_id, ref.median_token_length, ref.tokens)
+    texts = ["Prüfe die Logs", "how to resume a download over http", "", "x" * 3000, "[UNK] token 42"]
+    assert ours.encode(texts).tobytes() == ref.encode(texts).tobytes()
+
+
+def test_local_folder_read_as_from_pretrained_reads_it(tmp_path, monkeypatch):
+    """The loader that skips model2vec's persistence module builds the model from_pretrained builds:
+    the bundled model, and a folder whose file also holds per-token weights."""
+    import numpy as np
+    import tqdm
+
+    monkeypatch.setattr(tqdm.tqdm, "monitor_interval", 0)  # model2vec's encode starts tqdm's monitor thread,
+    # and a thread left running makes later tests' reindexes spawn their workers (index_pool.start_method)
+    from model2vec import StaticModel
+    from safetensors.numpy import load_file, save_file
+
+    _same_model(emb_mod._read_static_model(BUNDLED, StaticModel), StaticModel.from_pretrained(BUNDLED, force_download=False))
+    folder = tmp_path / "weighted"
+    shutil.copytree(BUNDLED, folder)
+    tensors = load_file(str(folder / "model.safetensors"))
+    n = len(tensors["embeddings"])
+    tensors["weights"] = np.linspace(0.5, 1.5, n, dtype=np.float32)
+    save_file(tensors, str(folder / "model.safetensors"))
+    ours = emb_mod._read_static_model(folder, StaticModel)
+    assert ours.weights is not None
+    _same_model(ours, StaticModel.from_pretrained(folder, force_download=False))
+
+
+def test_local_folder_read_by_from_pretrained_when_the_constructor_differs():
+    class OlderStaticModel:  # a model2vec whose constructor takes no max_length / token_mapping
+        def __init__(self, vectors, tokenizer, config=None, normalize=None, base_model_name=None, language=None):
+            raise AssertionError("not to be called")
+
+    assert emb_mod._read_static_model(BUNDLED, OlderStaticModel) is None
+
+
+def test_loading_a_local_model_skips_the_hub_client(tmp_path):
+    import os
+    import subprocess
+
+    code = ("import sys\nfrom vaultrag.embedder import load_embedder\ne = load_embedder('bundled')\n"
+            "e.encode(['a note'])\nprint(','.join(m for m in ('huggingface_hub', 'model2vec.persistence') if m in sys.modules))\n")
+    env = dict(os.environ, HF_HUB_OFFLINE="1", HF_HUB_CACHE=str(tmp_path),
+               PYTHONPATH=str(Path(__file__).resolve().parent.parent))
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60)
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.strip() == ""

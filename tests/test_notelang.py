@@ -158,3 +158,26 @@ def test_a_version_4_index_is_rebuilt_and_its_notes_stemmed(tmp_path, cfg_for):
     with Store(cfg.db_path(), readonly=True) as s:
         assert s.schema_version() == schema.SCHEMA_VERSION
         assert s.note_languages() == {"turkish": 1}
+
+
+def _reference_words(text: str) -> list[str]:  # the expression detect() read its words with before
+    return notelang._WORD_RE.findall(text.lower(), 0, 16 * notelang.DETECT_MAX_WORDS)[:notelang.DETECT_MAX_WORDS]
+
+
+def test_head_words_as_the_unicode_pattern_reads_them():
+    window = 16 * notelang.DETECT_MAX_WORDS
+    texts = ["Hello World_42 foo-bar x2y", "", "___ 123", "ÇA İstanbul straße Ⅷ ½ x²y", "a" * (window + 10),
+             "word " * 1000, ("ab " * window)[:window - 1] + "cdef ghi", "x" * (window - 1) + "é" + " next words",
+             "é" + "word " * 2000, "İ" * 3 + " tail " * 2000, "The QUICK brown\tfox\njumps"]
+    for text in texts:
+        assert notelang.head_words(text) == _reference_words(text), text[:40]
+
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.sampled_from("abcXYZ _-1\n\té İßⅧ²"), max_size=7000))
+def test_head_words_property(text):
+    assert notelang.head_words(text) == _reference_words(text)

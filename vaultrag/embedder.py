@@ -468,6 +468,45 @@ def _load_unigram(info: ModelInfo) -> Embedder:
     return emb
 
 
+# What `_read_static_model` passes to StaticModel (model2vec >= 0.10's constructor; older ones load
+# through from_pretrained).
+_STATIC_MODEL_ARGS = ("vectors", "tokenizer", "config", "normalize", "weights", "token_mapping", "max_length")
+
+
+def _read_static_model(folder: Path, StaticModel):
+    """`StaticModel.from_pretrained(folder)` for a local Model2Vec folder, read here: model2vec's loader
+    imports its persistence and model-card modules, and with them huggingface_hub's API (~0.3 s of CPU
+    at the start of every reindex that embeds, before its first task: issue 18), for a folder it then
+    reads as this does. The model is built by StaticModel itself from the same tensors, tokenizer and
+    config with the values `_loading_helper` resolves; only the README's base model and language (a
+    model card's fields, never read by encoding) are left out. None: this model2vec's constructor
+    takes other arguments, or the folder's layout is not one of model_files' (from_pretrained loads)."""
+    import inspect
+    import json
+
+    try:
+        params = inspect.signature(StaticModel.__init__).parameters
+    except (TypeError, ValueError):
+        return None
+    files = model_files(folder)
+    if files is None or not all(name in params for name in _STATIC_MODEL_ARGS):
+        return None
+    import safetensors
+    from tokenizers import Tokenizer
+
+    weights_file, tokenizer_file, config_file, tensor = files
+    with safetensors.safe_open(weights_file, framework="numpy") as tensors:
+        names = set(tensors.keys())
+        embeddings = tensors.get_tensor(tensor)
+        weights = tensors.get_tensor("weights") if "weights" in names else None
+        mapping = tensors.get_tensor("mapping") if "mapping" in names else None
+    with open(config_file, encoding="utf-8") as fh:
+        config = json.load(fh)
+    return StaticModel(vectors=embeddings, tokenizer=Tokenizer.from_file(tokenizer_file), config=config,
+                       normalize=config.get("normalize", False), weights=weights, token_mapping=mapping,
+                       max_length=config.get("max_length", 512))
+
+
 def _load_folder(info: ModelInfo, StaticModel) -> Embedder:
     import numpy as np
 
@@ -475,7 +514,7 @@ def _load_folder(info: ModelInfo, StaticModel) -> Embedder:
     if _is_unigram_folder(info.path):
         return _load_unigram(info)
     t0 = time.perf_counter()
-    model = StaticModel.from_pretrained(info.path, force_download=False)
+    model = _read_static_model(info.path, StaticModel) or StaticModel.from_pretrained(info.path, force_download=False)
     dtype = str(np.dtype(model.embedding.dtype))
     if model.embedding.dtype == np.float16:
         # model2vec averages float16 rows in float16 and returns float16 vectors; float32 keeps the
