@@ -12,7 +12,7 @@ import math
 from contextlib import contextmanager
 from typing import Iterable, Iterator, Sequence
 
-from ...errors import IndexMissing, fix_command
+from ...errors import IndexMissing, StoreUnavailable, fix_command
 from ..base import FileRecord, FileWrite, IndexMeta, LinkOut, Store, StoredChunk, Term, meta_from_strings, meta_to_strings
 from . import analyzer, bulk, lexical, schema
 from .connection import connect, ensure_schema, redact, release, _ready
@@ -104,6 +104,22 @@ class PgStore(Store):
                     pass
             release(self.url, self.conn)
             self.conn = None
+
+    def usable(self) -> bool:
+        """False once the server closed this store's connection (a restart, a failover, an idle
+        timeout): psycopg marks it closed or broken at the first call that finds it gone."""
+        conn = self.conn
+        return conn is not None and not conn.closed and not getattr(conn, "broken", False)
+
+    def translate(self, exc: BaseException) -> Exception | None:
+        """A lost connection (the server stopped or restarted) as one line naming what to check."""
+        from .connection import psycopg
+
+        if not isinstance(exc, psycopg().OperationalError):
+            return None
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        return StoreUnavailable(f"lost the connection to PostgreSQL at {redact(self.url)} ({first}); check that the "
+                                f"server is running (a resident vaultrag serve reconnects on its next request)")
 
     @contextmanager
     def transaction(self):
