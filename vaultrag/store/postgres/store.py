@@ -15,7 +15,7 @@ from typing import Iterable, Iterator, Sequence
 from ...errors import IndexMissing, StoreUnavailable, fix_command
 from ..base import FileRecord, FileWrite, IndexMeta, LinkOut, Store, StoredChunk, Term, meta_from_strings, meta_to_strings
 from . import analyzer, bulk, lexical, schema
-from .connection import connect, ensure_schema, redact, release, _ready
+from .connection import connect, ensure_schema, psycopg, redact, release, writer_needed, _ready
 from ..sqlite.vocab import nearest  # the SQLite store's typo rule, shared
 
 log = logging.getLogger(__name__)
@@ -87,7 +87,10 @@ class PgStore(Store):
                 # sync per file. A crash loses at most the last few commits (never consistency),
                 # and the next reindex redoes them: the files are the truth.
                 self.conn.execute("SET synchronous_commit = off")
-                self.collection_id, live = self._ensure_collection(self.names[0])
+                try:
+                    self.collection_id, live = self._ensure_collection(self.names[0])
+                except psycopg().errors.InsufficientPrivilege as exc:  # a read-only role: its first write
+                    raise writer_needed(location, str(exc).strip().splitlines()[0]) from None
                 self.gen = generation if generation is not None else live
                 self.gens = (self.gen,)
         except BaseException:
@@ -113,8 +116,6 @@ class PgStore(Store):
 
     def translate(self, exc: BaseException) -> Exception | None:
         """A lost connection (the server stopped or restarted) as one line naming what to check."""
-        from .connection import psycopg
-
         if not isinstance(exc, psycopg().OperationalError):
             return None
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
