@@ -209,7 +209,7 @@ def test_install_hooks_merges_idempotently_with_backup(tmp_path):
     existing = {"model": "opus", "hooks": {"UserPromptSubmit": [{"hooks": [{"type": "command", "command": "other"}]}]}}
     settings.write_text(json.dumps(existing))
     snip = snippet_for(Path("/opt/vaultrag"), "/opt/vaultrag/.venv/bin/python")
-    assert install(settings, snip) == 6  # SessionStart, UserPromptSubmit, PreToolUse, PostToolUse(Failure), SessionEnd
+    assert install(settings, snip) == (6, 0)  # SessionStart, UserPromptSubmit, PreToolUse, PostToolUse(Failure), SessionEnd
     merged = json.loads(settings.read_text())
     assert merged["model"] == "opus"
     cmds = [h["command"] for g in merged["hooks"]["UserPromptSubmit"] for h in g["hooks"]]
@@ -217,8 +217,36 @@ def test_install_hooks_merges_idempotently_with_backup(tmp_path):
     assert "/opt/vaultrag/hooks/user_prompt_submit.py" in json.dumps(merged)
     assert list(settings.parent.glob("settings.json.bak-*"))
     before = settings.read_text()
-    assert install(settings, snip) == 0 and settings.read_text() == before
+    assert install(settings, snip) == (0, 0) and settings.read_text() == before
     assert "__VAULTRAG_ROOT__" not in json.dumps(snip)
+
+
+def test_reinstall_from_a_new_clone_removes_the_hooks_of_the_deleted_one(tmp_path):
+    """A clone deleted and another installed: its six hooks used to stay beside the new ones, failing
+    on every event, and doctor's fix (rerun install.sh --claude) left them there. Hooks of a checkout
+    that still exists, and other tools' hooks, stay."""
+    from vaultrag.install_hooks import install, snippet_for
+
+    settings = tmp_path / ".claude" / "settings.json"
+    old, other, new = tmp_path / "old-clone", tmp_path / "other-clone", tmp_path / "new-clone"
+    for root in (old, other, new):
+        (root / "hooks").mkdir(parents=True)
+        for name in ("session_start", "session_end", "user_prompt_submit", "pre_tool_use", "post_tool_use",
+                     "post_tool_use_failure"):
+            (root / "hooks" / f"{name}.py").write_text("")
+    settings.parent.mkdir()
+    settings.write_text(json.dumps({"hooks": {"UserPromptSubmit": [{"hooks": [{"type": "command", "command": "x"}]}]}}))
+    assert install(settings, snippet_for(old, "/usr/bin/python3")) == (6, 0)
+    assert install(settings, snippet_for(other, "/usr/bin/python3")) == (6, 0)
+    import shutil
+
+    shutil.rmtree(old)
+    assert install(settings, snippet_for(new, "/usr/bin/python3")) == (6, 6)
+    text = settings.read_text()
+    assert str(old) not in text and text.count(str(other)) == 6 and text.count(str(new)) == 6
+    groups = json.loads(text)["hooks"]["UserPromptSubmit"]
+    assert all(g["hooks"] for g in groups) and groups[0]["hooks"][0]["command"] == "x"
+    assert install(settings, snippet_for(new, "/usr/bin/python3")) == (0, 0)
 
 
 def test_plugin_layout_is_consistent():

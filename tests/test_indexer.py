@@ -225,3 +225,29 @@ def test_a_new_scrubber_ruleset_rescrubs_an_existing_index(tmp_path, cfg_for, mo
     assert r.updated + r.added == 2, "every note re-scrubbed, not only the changed ones"
     assert secret not in stored_text() and "[REDACTED:passphrase-words]" in stored_text()
     assert reindex(cfg, embed=False).chunks_written == 0, "then the index is in line again"
+
+
+def test_reindex_follows_the_bundled_model_to_a_moved_checkout(vault, cfg_for, tmp_path, monkeypatch):
+    """A new clone with the old one deleted: the index must load the model from the new folder.
+    `model_path` used to keep the old folder (same model, same fingerprint, nothing re-embedded), so
+    every search ran without vectors and `vaultrag reindex`, the fix doctor names, changed nothing."""
+    import shutil
+
+    from vaultrag import embedder
+    from vaultrag.retrieve import search
+    from vaultrag.store import open_store
+
+    old, new = tmp_path / "old-clone" / "model", tmp_path / "new-clone" / "model"
+    shutil.copytree(embedder.bundled_model_path(), old)
+    monkeypatch.setattr(embedder, "bundled_model_path", lambda: old)
+    cfg = cfg_for(vault)
+    reindex(cfg)
+    shutil.copytree(old, new)
+    shutil.rmtree(old.parent)
+    monkeypatch.setattr(embedder, "bundled_model_path", lambda: new)
+    for _ in range(2):  # the second run takes the no-load path (the signature matches)
+        report = reindex(cfg)
+        assert report.embedding.embedded == 0 and not report.embedding.reembedded_all
+        with open_store(cfg, readonly=True) as store:
+            assert store.meta().model_path == str(new)
+    assert search("how long are daily snapshots kept?", cfg).channels["vec"].ran

@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from pg_fixtures import pg_server, pg_url  # noqa: F401  (fixtures)
 from vaultrag.config import load_config
 from vaultrag.indexer import reindex
@@ -74,3 +76,37 @@ def test_serve_takes_a_postgresql_store_and_answers_a_search(vault, pg_url, isol
             assert st.counts()["chunks"] > 0
     finally:
         os.environ.pop("VAULTRAG_COLLECTION", None)
+
+
+def test_serve_reconnects_after_the_server_drops_its_connection(vault, pg_url, isolated_env):
+    """The database restarted (here: the service's backend terminated, as a restart or a failover
+    does): the call that finds the connection gone fails with one line, the next ones answer. The
+    service used to keep its dead store, and every search and hook failed until serve restarted."""
+    import psycopg
+
+    from vaultrag.api import Service
+    from vaultrag.errors import StoreUnavailable
+
+    cfg = load_config(vault=str(vault), store=pg_url, collection="notes")
+    reindex(cfg)
+    svc = Service(cfg)
+    prompt = {"session_id": "s1", "hook_event_name": "UserPromptSubmit", "prompt": "how long are daily snapshots kept?"}
+
+    def drop_connection():
+        pid = svc._store().conn.info.backend_pid
+        with psycopg.connect(pg_url, autocommit=True) as admin:
+            admin.execute("SELECT pg_terminate_backend(%s)", (pid,))
+
+    try:
+        assert svc.search("daily snapshots retention").hits
+        drop_connection()
+        with pytest.raises(StoreUnavailable, match="lost the connection to PostgreSQL"):
+            svc.search("daily snapshots retention")
+        assert svc.search("daily snapshots retention").hits
+        drop_connection()
+        with pytest.raises(StoreUnavailable):  # the server answers the hook with nothing and logs this line
+            svc.hook("UserPromptSubmit", prompt)
+        out = svc.hook("UserPromptSubmit", dict(prompt, session_id="s2"))
+        assert "Backup plan" in json.loads(out)["hookSpecificOutput"]["additionalContext"]
+    finally:
+        svc.close()

@@ -56,3 +56,27 @@ def test_a_note_grown_past_the_limit_leaves_the_index_and_stays_listed_as_skippe
     info = status(cfg)
     assert info["changed_since_reindex"] == 0 and info["files"] == 1
     assert reindex(cfg, embed=False).deleted == 0  # and it stays that way
+
+
+def test_binary_note_read_and_skipped_is_not_a_change_until_it_changes(tmp_path, cfg_for):
+    """The same for a note skipped once read (NUL bytes; unreadable as non-root): status counted it
+    as changed and doctor named `vaultrag reindex`, which skipped it again (trial10)."""
+    from vaultrag.doctor import freshness_problems
+    from vaultrag.status import status
+
+    v = write_notes(tmp_path / "v", {"a.md": "# A\n\nA note about rivers and bridges.\n"})
+    (v / "blob.md").write_bytes(b"\x00\x01binary" * 100)
+    cfg = cfg_for(v)
+    assert dict(reindex(cfg, embed=False).skipped)["blob.md"].startswith("binary content")
+    for _ in range(2):  # and after an incremental run that read it again
+        info = status(cfg)
+        assert info["changed_since_reindex"] == 0, info["changed_paths"]
+        skipped = {s["path"]: s["reason"] for s in info["coverage"]["scopes"]["vault"]["skipped"]}
+        assert skipped["blob.md"].startswith("binary content")
+        passed: list[str] = []
+        assert freshness_problems(cfg, passed) == [] and passed
+        reindex(cfg, embed=False)
+    (v / "blob.md").write_text("# Blob\n\nNow a real note.\n")  # changed since: a change again, then indexed
+    assert status(cfg)["changed_paths"] == ["blob.md"]
+    reindex(cfg, embed=False)
+    assert status(cfg)["changed_since_reindex"] == 0 and status(cfg)["files"] == 2

@@ -220,7 +220,8 @@ class Service:
         return cls(cfg, str(Path(path).expanduser().resolve()))
 
     def _store(self):
-        """This thread's Store, reopened when the database file changed identity (full rebuild)."""
+        """This thread's Store, reopened when the database file changed identity (full rebuild) or the
+        store lost its server (a PostgreSQL restart: every request failed until serve was restarted)."""
         from .store import open_store
 
         db = self.cfg.db_path()
@@ -230,7 +231,7 @@ class Service:
         except OSError:
             ident = None
         cur = getattr(self._local, "store", None)
-        if cur is not None and self._local.ident == ident:
+        if cur is not None and self._local.ident == ident and cur.usable():
             return cur
         if cur is not None:
             self._drop(cur)
@@ -256,14 +257,18 @@ class Service:
         except VaultragError:
             raise
         except Exception as exc:
-            # a damaged or locked file: the same one-line error (and HTTP 503 / 409) as the CLI's, and
-            # this thread's store is dropped so the next call opens whatever the file is by then
-            err = store.translate(exc)
-            if err is None:
-                raise
-            self._drop(store)
-            self._local.store = None
-            raise err from exc
+            self._translated(store, exc)
+
+    def _translated(self, store, exc: Exception):
+        """Raise what a driver error means: a damaged or locked file, a lost database connection:
+        the same one-line error (and HTTP 503 / 409) as the CLI's, and this thread's store is
+        dropped so the next call opens whatever the index is by then."""
+        err = store.translate(exc)
+        if err is None:
+            raise exc
+        self._drop(store)
+        self._local.store = None
+        raise err from exc
 
     def get(self, path: Any, line_start: Any = None, line_end: Any = None) -> Note:
         return get(self.cfg, path, line_start, line_end)
@@ -337,7 +342,13 @@ class Service:
         if not isinstance(payload, dict):
             raise BadRequest("the hook input must be a JSON object")
         if _accepts(hooks.handle, "store"):
-            return hooks.handle(payload, event, cfg=self.cfg, store=self._store())
+            store = self._store()
+            try:
+                return hooks.handle(payload, event, cfg=self.cfg, store=store)
+            except VaultragError:
+                raise
+            except Exception as exc:
+                self._translated(store, exc)
         if _accepts(hooks.handle, "cfg"):
             return hooks.handle(payload, event, cfg=self.cfg)
         return hooks.handle(payload, event)

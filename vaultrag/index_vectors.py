@@ -89,8 +89,11 @@ def setup_vectors(store: Store, cfg: Config, report):
         return None
     meta = store.meta()
     sig = model_signature(cfg)
+    # The folder searches load must exist too: an index whose checkout moved (a new clone, the old one
+    # deleted) kept the old folder, and queries ran without vectors, whatever `reindex` was run.
     if (sig is not None and sig == store.get_meta(MODEL_SIGNATURE_META) and meta.model_fingerprint
-            and not meta.vectors_invalid and store.has_vectors()):
+            and not meta.vectors_invalid and store.has_vectors() and meta.model_path
+            and os.path.isdir(meta.model_path)):
         emb.available = True
         emb.model = meta.model()
         emb.fallback_reason = json.loads(sig).get("fallback")
@@ -117,6 +120,8 @@ def setup_vectors(store: Store, cfg: Config, report):
             log.info("embedding model changed (%s -> %s): re-embedding every chunk", previous, embedder.model_id)
     with store.transaction():  # '' (never a signature) when unknown: the next run loads the model again
         store.set_meta(MODEL_SIGNATURE_META, sig or "")
+        if embedder.path is not None and meta.model_path != str(embedder.path):  # the same model, another folder (a moved checkout)
+            store.update_meta(model_path=str(embedder.path))
     return embedder
 
 

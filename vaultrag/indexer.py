@@ -35,6 +35,7 @@ from .tokens import load_counter
 from .index_vectors import embed_batch as _embed_batch, embed_input, embed_missing as _embed_missing
 from .index_vectors import setup_vectors as _setup_vectors
 
+READ_SKIPS_META = "read_skips"  # JSON: the files the last runs read and skipped (Report.read_skips)
 log = logging.getLogger(__name__)
 
 BINARY_SNIFF_BYTES = 8192  # a NUL byte in the first 8 KB means binary, as git decides
@@ -101,9 +102,13 @@ class Report:
     interrupted: bool = False
     workers: int = 0  # worker processes that read, chunked and embedded (0: all in this process)
     seconds: float = 0.0
+    # Files read and skipped (binary, unreadable...): stored path -> [mtime_ns, size, reason], kept in
+    # READ_SKIPS_META so that `status` lists them as skipped, not as changes waiting for a reindex.
+    read_skips: dict = field(default_factory=dict, repr=False)
 
     def to_dict(self) -> dict:
         d = asdict(self)
+        d.pop("read_skips")
         d["skipped"] = [{"path": p, "reason": r} for p, r in self.skipped]
         d["warnings"] = [{"path": p, "warning": w} for p, w in self.warnings]
         return d
@@ -409,6 +414,11 @@ def _run(store: Store, cfg: Config, root: Path, report: Report, progress: Progre
             if digest and (delta != paths_digest(()) or changes is None):
                 # XOR is its own inverse: a digest that did not match the index still does not after this
                 store.set_meta(PATHS_VERIFIED_META, format(int(digest, 16) ^ int(delta, 16), "032x"))
+            skips = {} if changes is None else {  # a run by path keeps the skips of the files it did not look at
+                k: v for k, v in json.loads(store.get_meta(READ_SKIPS_META) or "{}").items() if k not in stored_of.values()}
+            skips.update(report.read_skips)
+            if skips or store.get_meta(READ_SKIPS_META):
+                store.set_meta(READ_SKIPS_META, json.dumps(skips, sort_keys=True))
             if snap is not None and store.files_snapshot:  # after every file write of this run
                 store.set_meta(FILES_SNAPSHOT_META, snap)
 
@@ -577,6 +587,7 @@ def _write_group(store: Store, cfg: Config, report: Report, progress: Progress |
         shown = shown_part(p.job.stored)
         if p.skip:
             report.skipped.append((shown, p.skip))
+            report.read_skips[p.job.stored] = [p.job.st.st_mtime_ns, p.job.st.st_size, p.skip]
             continue
         if p.touched:
             touched.append((p.job.stored, p.job.st))

@@ -32,25 +32,52 @@ def _key(handler: dict) -> tuple:
     return handler.get("type"), handler.get("command"), tuple(handler.get("args") or ())
 
 
-def merge(settings: dict, snippet: dict) -> tuple[dict, int]:
-    """Return (merged settings, number of handlers added). `settings` is not modified."""
+def _scripts(snippet: dict) -> set[str]:
+    """The file names of the hook scripts the snippet runs (session_start.py, ...)."""
+    return {os.path.basename(a) for groups in snippet["hooks"].values() for g in groups for h in g["hooks"]
+            for a in h.get("args") or () if a.endswith(".py")}
+
+
+def _is_stale(handler: dict, scripts: set[str]) -> bool:
+    """A vaultrag handler of a checkout that is gone: it runs `<root>/hooks/<one of our scripts>`
+    and that file no longer exists (Claude Code then fails it on every event)."""
+    args = handler.get("args") if isinstance(handler.get("args"), list) else []
+    return any(isinstance(a, str) and os.path.basename(a) in scripts and os.path.basename(os.path.dirname(a)) == "hooks"
+               and not os.path.exists(a) for a in args)
+
+
+def merge(settings: dict, snippet: dict) -> tuple[dict, int, int]:
+    """Return (merged settings, handlers added, stale vaultrag handlers removed: those of a checkout
+    that is gone, which a reinstall from a new clone used to leave beside its own). `settings` is
+    not modified."""
     merged = json.loads(json.dumps(settings))
     hooks = merged.setdefault("hooks", {})
     if not isinstance(hooks, dict):
         raise ValueError("settings.json: `hooks` is not an object; fix it by hand first")
-    added = 0
+    added = removed = 0
+    scripts = _scripts(snippet)
+    ours = {_key(h) for groups in snippet["hooks"].values() for g in groups for h in g["hooks"]}
     for event, groups in snippet["hooks"].items():
         existing = hooks.setdefault(event, [])
+        if not isinstance(existing, list):
+            raise ValueError(f"settings.json: `hooks.{event}` is not a list; fix it by hand first")
+        for g in [g for g in existing if isinstance(g, dict) and isinstance(g.get("hooks"), list)]:
+            kept = [h for h in g["hooks"] if not (isinstance(h, dict) and _key(h) not in ours and _is_stale(h, scripts))]
+            removed += len(g["hooks"]) - len(kept)
+            if not kept and g["hooks"]:
+                existing.remove(g)
+            g["hooks"] = kept
         present = {_key(h) for g in existing if isinstance(g, dict) for h in g.get("hooks", []) if isinstance(h, dict)}
         for group in groups:
             new = [h for h in group["hooks"] if _key(h) not in present]
             if new:
                 existing.append({**group, "hooks": new})
                 added += len(new)
-    return merged, added
+    return merged, added, removed
 
 
-def install(settings_path: Path, snippet: dict) -> int:
+def install(settings_path: Path, snippet: dict) -> tuple[int, int]:
+    """(handlers added, stale vaultrag handlers removed) in `settings_path`."""
     settings = {}
     if settings_path.exists():
         try:
@@ -59,16 +86,16 @@ def install(settings_path: Path, snippet: dict) -> int:
             raise SystemExit(f"{settings_path} is not valid JSON ({exc}); fix it first, nothing was changed")
         if not isinstance(settings, dict):
             raise SystemExit(f"{settings_path} does not hold a JSON object; nothing was changed")
-    merged, added = merge(settings, snippet)
-    if added == 0:
-        return 0
+    merged, added, removed = merge(settings, snippet)
+    if added == 0 and removed == 0:
+        return 0, 0
     settings_path.parent.mkdir(parents=True, exist_ok=True)
     if settings_path.exists():
         shutil.copy2(settings_path, settings_path.with_name(settings_path.name + time.strftime(".bak-%Y%m%d-%H%M%S")))
     tmp = settings_path.with_name(settings_path.name + ".tmp")
     tmp.write_text(json.dumps(merged, indent=2) + "\n", encoding="utf-8")
     os.replace(tmp, settings_path)
-    return added
+    return added, removed
 
 
 def settings_path(scope: str, explicit: str | None = None) -> Path:
@@ -79,8 +106,9 @@ def settings_path(scope: str, explicit: str | None = None) -> Path:
 
 def cmd_register(args) -> int:
     target = settings_path(args.scope, args.settings)
-    added = install(target, snippet_for(SNIPPET.parent, args.python))
-    print(f"{target}: {'added ' + str(added) + ' vaultrag hook(s)' if added else 'vaultrag hooks already present'}")
+    added, removed = install(target, snippet_for(SNIPPET.parent, args.python))
+    print(f"{target}: {'added ' + str(added) + ' vaultrag hook(s)' if added else 'vaultrag hooks already present'}"
+          + (f"; removed {removed} of a vaultrag checkout that is gone" if removed else ""))
     return 0
 
 

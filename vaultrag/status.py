@@ -23,7 +23,8 @@ def status(cfg: Config) -> dict:
         found, skipped = scan(cfg, Path(cfg.vault).resolve()) if cfg.vault and Path(cfg.vault).is_dir() else (None, [])
         key = meta.path_key
         indexed = store.files()
-        changed = sorted(changed_paths(found, indexed, key)) if found is not None else []
+        waiting, skipped = still_skipped(store, found, indexed, key, skipped)
+        changed = sorted(changed_paths(waiting, indexed, key)) if found is not None else []
         scopes = scope_coverage(cfg, store, indexed, found, skipped, meta.last_reindex.get("report") or {})
         on_disk = len(found) if found is not None else None
         size = store.size_bytes()
@@ -46,6 +47,28 @@ def status(cfg: Config) -> dict:
         "sqlite": _sqlite(cfg),
         **_collections(cfg),
     }
+
+
+def still_skipped(store, found: dict | None, indexed: dict, key: str | None, skipped: list) -> tuple[dict | None, list]:
+    """(`found` without the files the last reindex read and skipped that are unchanged since, the
+    scan's skips plus those, with the reindex's reason): a binary or unreadable note is not a change
+    a reindex would take in (doctor used to name `vaultrag reindex` for them, which changed nothing)."""
+    import json
+
+    from .indexer import READ_SKIPS_META
+    from .paths import shown_part, stored_path
+
+    skips = json.loads(store.get_meta(READ_SKIPS_META) or "{}") if found else {}
+    if not skips:
+        return found, skipped
+    waiting, skipped = dict(found), list(skipped)
+    for rel, st in found.items():
+        stored = stored_path(rel, key) if key else rel
+        was = skips.get(stored)
+        if was and stored not in indexed and was[:2] == [st.st_mtime_ns, st.st_size]:
+            del waiting[rel]
+            skipped.append((shown_part(stored), was[2]))
+    return waiting, skipped
 
 
 def scope_coverage(cfg: Config, store, indexed: dict, found: dict | None, skipped: list, last: dict) -> dict:

@@ -243,6 +243,11 @@ class Store(ABC):
         keep the store open (the resident service) and for `__exit__`."""
         return None
 
+    def usable(self) -> bool:
+        """False once this store cannot serve another call (its server closed the connection): a
+        caller that keeps stores open (the resident service) opens a new one."""
+        return True
+
     def check(self) -> str | None:
         """None when the stored index reads as written, else what is damaged (SQLite: every page;
         a backend that cannot tell says None)."""

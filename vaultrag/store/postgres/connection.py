@@ -103,13 +103,27 @@ def ensure_schema(url: str, conn, *, create: bool) -> int:
     except pg.errors.FeatureNotSupported as exc:
         raise StoreUnavailable(f"PostgreSQL at {redact_url(url)} cannot create the pgvector extension ({exc}); install "
                                f"pgvector on the server (e.g. apt install postgresql-18-pgvector)") from None
-    except (pg.errors.UndefinedFile, pg.errors.InsufficientPrivilege) as exc:
+    except pg.errors.InsufficientPrivilege as exc:
+        first = str(exc).strip().splitlines()[0]
+        if "extension" not in first:  # "permission denied for schema public": the role may not create tables
+            raise writer_needed(url, first) from None
+        raise StoreUnavailable(f"PostgreSQL at {redact_url(url)}: {first}. vaultrag needs the pgvector extension: install "
+                               f"it on the server (apt install postgresql-18-pgvector, or your provider's 'vector' "
+                               f"extension) and run CREATE EXTENSION vector as its owner; see README, PostgreSQL") from None
+    except pg.errors.UndefinedFile as exc:
         first = str(exc).strip().splitlines()[0]
         raise StoreUnavailable(f"PostgreSQL at {redact_url(url)}: {first}. vaultrag needs the pgvector extension: install "
                                f"it on the server (apt install postgresql-18-pgvector, or your provider's 'vector' "
                                f"extension) and run CREATE EXTENSION vector as its owner; see README, PostgreSQL") from None
     _ready.add(url)
     return version
+
+
+def writer_needed(url: str, why: str) -> StoreUnavailable:
+    """A reindex by a role that may not write vaultrag's tables (a searchers' read-only role)."""
+    return StoreUnavailable(f"PostgreSQL at {redact_url(url)}: {why}. A reindex needs a writer role: GRANT CREATE ON "
+                            f"SCHEMA public (the first run), then INSERT, UPDATE, DELETE on vaultrag's tables; a "
+                            f"read-only role can search but not reindex (see README, PostgreSQL, Permissions)")
 
 
 def _version(conn) -> int:

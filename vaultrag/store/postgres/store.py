@@ -12,10 +12,10 @@ import math
 from contextlib import contextmanager
 from typing import Iterable, Iterator, Sequence
 
-from ...errors import IndexMissing, fix_command, redact_url
+from ...errors import IndexMissing, StoreUnavailable, fix_command, redact_url
 from ..base import FileRecord, FileWrite, IndexMeta, LinkOut, Store, StoredChunk, Term, meta_from_strings, meta_to_strings
 from . import analyzer, bulk, lexical, schema
-from .connection import connect, ensure_schema, release, _ready
+from .connection import connect, ensure_schema, psycopg, release, writer_needed, _ready
 from ..sqlite.vocab import nearest  # the SQLite store's typo rule, shared
 
 log = logging.getLogger(__name__)
@@ -87,7 +87,10 @@ class PgStore(Store):
                 # sync per file. A crash loses at most the last few commits (never consistency),
                 # and the next reindex redoes them: the files are the truth.
                 self.conn.execute("SET synchronous_commit = off")
-                self.collection_id, live = self._ensure_collection(self.names[0])
+                try:
+                    self.collection_id, live = self._ensure_collection(self.names[0])
+                except psycopg().errors.InsufficientPrivilege as exc:  # a read-only role: its first write
+                    raise writer_needed(location, str(exc).strip().splitlines()[0]) from None
                 self.gen = generation if generation is not None else live
                 self.gens = (self.gen,)
         except BaseException:
@@ -104,6 +107,20 @@ class PgStore(Store):
                     pass
             release(self.url, self.conn)
             self.conn = None
+
+    def usable(self) -> bool:
+        """False once the server closed this store's connection (a restart, a failover, an idle
+        timeout): psycopg marks it closed or broken at the first call that finds it gone."""
+        conn = self.conn
+        return conn is not None and not conn.closed and not getattr(conn, "broken", False)
+
+    def translate(self, exc: BaseException) -> Exception | None:
+        """A lost connection (the server stopped or restarted) as one line naming what to check."""
+        if not isinstance(exc, psycopg().OperationalError):
+            return None
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        return StoreUnavailable(f"lost the connection to PostgreSQL at {redact_url(self.url)} ({first}); check that the "
+                                f"server is running (a resident vaultrag serve reconnects on its next request)")
 
     @contextmanager
     def transaction(self):
