@@ -278,3 +278,23 @@ def test_a_failure_and_a_rebuild_in_the_same_second_are_ordered(tmp_path, monkey
         assert len(damaged_index_log_problems({"index": str(index)})) == expected, offset
     assert abs(log_time(log_stamp(second + 0.25)) - (second + 0.25)) < 0.002
     assert log_time("2026-12-03T12:13:12") is not None and log_time("not a stamp") is None
+
+
+def test_an_older_vaultraggs_index_in_the_hook_log_is_old_not_damaged(tmp_path, monkeypatch):
+    """trial10: an index of an older schema failed the hooks with IndexCorrupt, and doctor/SessionStart
+    called it damaged and named `reindex --full` while the quoted message named `reindex`."""
+    from vaultrag.doctor import damaged_index_log_problems
+    from vaultrag.errors import OUTDATED_SIGN
+    from vaultrag.hooks import log_stamp
+
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    (tmp_path / "state" / "vaultrag").mkdir(parents=True)
+    index = tmp_path / "index.sqlite"
+    index.write_bytes(b"x")
+    at = index.stat().st_mtime + 1
+    (tmp_path / "state" / "vaultrag" / "hooks.log").write_text(
+        f"{log_stamp(at)} UserPromptSubmit: IndexCorrupt: index {index} {OUTDATED_SIGN} (schema 2, this one reads 7); "
+        f"rebuild it with: {fix_command('reindex')}\n")
+    [problem] = damaged_index_log_problems({"index": str(index)})
+    assert "damaged" not in problem.problem and "older vaultrag" in problem.problem
+    assert problem.fix.startswith(fix_command("reindex") + " ") and "--full" not in problem.fix

@@ -20,7 +20,7 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from .errors import IndexLocked, VaultragError, fix_command, index_failure
+from .errors import OUTDATED_SIGN, IndexLocked, VaultragError, fix_command, index_failure
 
 # A hook log line newer than this is worth showing (older ones were fixed or forgotten).
 RECENT_LOG_S = 24 * 3600
@@ -269,6 +269,9 @@ def damaged_index_log_problems(facts: dict) -> list[Problem]:
         # a stamp of whole seconds (an older vaultrag's line) counts when in the change's second
         if at < (int(since) if "." not in stamp else since):
             return []
+        if OUTDATED_SIGN in message:  # an older vaultrag's index: not damaged, and a plain reindex rebuilds it
+            return [Problem("index", f"the hooks could not read the index {facts['index']} at {stamp}: it was built by "
+                                     "an older vaultrag", f"{fix_command('reindex')}  (rebuilds it from the vault)")]
         return [Problem("index", f"the hooks failed on a damaged index {facts['index']} at {stamp} ({message})",
                         f"{fix_command('reindex --full')}  (rebuilds it from the vault)")]
     return []

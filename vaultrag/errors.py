@@ -160,6 +160,7 @@ def shorten(text: str, limit: int) -> str:
 # not a database"; sqlite-vec reading damaged shadow tables says "vectors blob read error for N",
 # "Could not find a row with rowid N" or "Could not fetch vector data for N"), or another connection
 # holding the write lock (SQLITE_BUSY, SQLITE_LOCKED).
+OUTDATED_SIGN = "was built by an older vaultrag"  # an index of an older schema (IndexCorrupt: unreadable here)
 CORRUPT_SIGNS = ("malformed", "not a database", "blob read error", "Could not find a row with rowid",
                  "Could not fetch vector data", "IndexCorrupt")
 LOCKED_SIGNS = ("database is locked", "database table is locked", "IndexLocked")

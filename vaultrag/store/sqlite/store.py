@@ -9,7 +9,7 @@ import zlib
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
-from ...errors import IndexCorrupt, IndexLocked, IndexMissing, damaged_index, fix_command, index_failure
+from ...errors import OUTDATED_SIGN, IndexCorrupt, IndexLocked, IndexMissing, damaged_index, fix_command, index_failure
 from ...textutil import fts_text
 from ..base import FileRecord, FileWrite, IndexMeta, LinkOut, Store, StoredChunk, Term, meta_from_strings, meta_to_strings
 from . import fts, resident, schema
@@ -193,7 +193,7 @@ class _StoreBase:
             else:
                 version = self.schema_version()  # fail early and clearly on a foreign or corrupt file
                 if 0 < version < schema.BASE_VERSION:
-                    raise IndexCorrupt(f"index {self.path} was built by an older vaultrag (schema {version}, this "
+                    raise IndexCorrupt(f"index {self.path} {OUTDATED_SIGN} (schema {version}, this "
                                        f"one reads {schema.SCHEMA_VERSION}); rebuild it with: {fix_command('reindex')}")
         except IndexMissing:
             raise
