@@ -141,8 +141,12 @@ def _tiebreak(chunks: dict[int, StoredChunk]):
     return key
 
 
-def diversify(cands: Iterable[Candidate], chunks: dict[int, StoredChunk], max_per_note: int) -> list[Candidate]:
-    """At most `max_per_note` chunks per note; a chunk whose text duplicates a better one is dropped."""
+def diversify(cands: Iterable[Candidate], chunks: dict[int, StoredChunk], max_per_note: int,
+              query: str = "") -> list[Candidate]:
+    """At most `max_per_note` chunks per note; a chunk whose text duplicates a better one is dropped;
+    of a note's language copies (retrieve/copies) only the one in the query's language is kept, in
+    the place of the best-ranked copy."""
+    cands = _one_copy(list(cands), chunks, query)
     per_note: dict[int, int] = {}
     seen_text: set[str] = set()
     out = []
@@ -154,6 +158,36 @@ def diversify(cands: Iterable[Candidate], chunks: dict[int, StoredChunk], max_pe
         per_note[ch.file_id] = per_note.get(ch.file_id, 0) + 1
         out.append(c)
     return out
+
+
+def _one_copy(cands: list[Candidate], chunks: dict[int, StoredChunk], query: str) -> list[Candidate]:
+    """`cands` without the language copies of a note other than the preferred one
+    (copies.preferred_copies), whose chunks move up to where the note's first copy stood."""
+    first: dict[int, tuple[int, str, str]] = {}
+    for c in cands:
+        ch = chunks.get(c.chunk_id)
+        if ch is not None and ch.file_id not in first:
+            first[ch.file_id] = (ch.file_id, ch.path, " ".join((ch.title or "", ch.text)))
+    if len(first) < 2:
+        return cands
+    from .copies import preferred_copies
+
+    keep = preferred_copies(query, list(first.values()))
+    if not keep:
+        return cands
+    pos: dict[int, int] = {}  # kept copy -> the rank of its group's first member
+    for i, c in enumerate(cands):
+        ch = chunks.get(c.chunk_id)
+        if ch is not None and ch.file_id in keep:
+            pos.setdefault(keep[ch.file_id], i)
+    ranked = []
+    for i, c in enumerate(cands):
+        ch = chunks.get(c.chunk_id)
+        fid = ch.file_id if ch is not None else None
+        if fid in keep and keep[fid] != fid:
+            continue
+        ranked.append((min(i, pos.get(fid, i)), i, c))
+    return [c for _, _, c in sorted(ranked, key=lambda r: r[:2])]
 
 
 def _cjk_chars(term) -> set[str]:
@@ -462,7 +496,7 @@ def search(query: str, config: Config | None = None, *, k: int | None = None, ch
             if cand.chunk_id in knn_rank:
                 cand.ranks["vec"] = knn_rank[cand.chunk_id]
                 cand.raw["vec"] = sims[cand.chunk_id]
-        direct = diversify(fused, chunks, cfg.max_per_note)
+        direct = diversify(fused, chunks, cfg.max_per_note, spelled)
         timings["fusion"] = (time.perf_counter() - t) * 1000
 
         if not fused:
