@@ -81,8 +81,10 @@ def build_fts_query(text: str, store: Store | None = None, max_terms: int = MAX_
         from ..notelang import note_stems
     for word in query_terms(text):
         term = query_term(word)
-        # the gate's looser form of a word searched whole: ASCII, or a stem (textutil.word_prefix)
-        stem = word_prefix(word, stems=True) if term.text == word and not term.prefix else None
+        # the gate's looser form of a word searched whole: ASCII, or a stem (textutil.word_prefix);
+        # an identifier (`test_cli`, `utf8`) has none: its prefix is other words ("test_c*", the
+        # phrase test c*, met "failed tests: `ctest" in tldr, and a coding prompt injected: trial9)
+        stem = word_prefix(word, stems=True) if term.text == word and not term.prefix and not _identifier(word) else None
         alts = note_stems(word, langs) if langs else ()
         if alts:  # issue 20: the word OR its stems in the vault's note languages (index: notelang)
             term = Term(term.text, term.prefix, alts)
@@ -122,6 +124,11 @@ def build_fts_query(text: str, store: Store | None = None, max_terms: int = MAX_
 
 
 _WORD_RE = re.compile(r"[A-Za-z]+")
+
+
+def _identifier(word: str) -> bool:
+    """A query word written as code: with an underscore or a digit among its letters."""
+    return "_" in word or (any(c.isdigit() for c in word) and not word.isdigit())
 
 
 def respell(text: str, respelt: tuple[tuple[str, str], ...]) -> str:
