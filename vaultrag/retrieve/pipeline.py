@@ -438,15 +438,17 @@ def search(query: str, config: Config | None = None, *, k: int | None = None, ch
         status: dict[str, ChannelStatus] = {}
         results: dict[str, list[tuple[int, float]]] = {}
         pinned: set[int] = set()
+        used: set[int] = set()  # notes whose one-word name the query uses as a name (retrieve/name_use)
         named = False
         fq = build_fts_query(query, store)
         spelled = respell(query, fq.respelt)  # the vault's spelling of the words BM25 respelled
         if "meta" in wanted:
             t = time.perf_counter()
             hits, status["meta"] = meta_channel(store, spelled, depth)
-            results["meta"] = [(cid, s) for cid, s, _, _ in hits]
-            pinned = {cid for cid, _, pin, _ in hits if pin}
-            named = any(whole for _, _, pin, whole in hits if not pin)
+            results["meta"] = [(cid, s) for cid, s, _, _, _ in hits]
+            pinned = {cid for cid, _, pin, _, _ in hits if pin}
+            named = any(whole for _, _, pin, whole, _ in hits if not pin)
+            used = {cid for cid, _, _, _, use in hits if use}
             timings["meta"] = (time.perf_counter() - t) * 1000
         if "bm25" in wanted:
             t = time.perf_counter()
@@ -510,13 +512,15 @@ def search(query: str, config: Config | None = None, *, k: int | None = None, ch
         evidence = {"pinned": bool(pinned), "named": named,
                     "title_named": bool(direct) and title_share(spelled, {direct[0].chunk_id: chunks[direct[0].chunk_id]}
                                                                  ).get(direct[0].chunk_id, 0.0) >= 1.0,
+                    "command": bool(direct) and chunks[direct[0].chunk_id].file_id in {chunks[c].file_id for c in used
+                                                                                      if c in chunks},
                     **term_evidence(store, fq, lexical_ids, chunks),
                     "vec_similarity": max((s for _, s in knn), default=None),
                     "vec_known": qv.known if qv else None,
                     "top_margin": top_margin(results.get("bm25", []), chunks)}
         floor, min_known = vec_gate(qv)
         vec_ok = (evidence["vec_known"] or 0.0) >= min_known
-        strong = (evidence["pinned"] or named or lexical_evidence(evidence)
+        strong = (evidence["pinned"] or named or evidence["command"] or lexical_evidence(evidence)
                   or (vec_ok and (evidence["vec_similarity"] or 0.0) >= floor))
         evidence["passed"] = strong
         timings["gate"] = (time.perf_counter() - t) * 1000

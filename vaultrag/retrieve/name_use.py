@@ -1,0 +1,61 @@
+"""Words a prompt uses as a name: "use `tar` to ...", "the ss command", "ss options", "tar -xzf",
+"with find" at the end, a Latin word inside a Chinese prompt ("如何用 ss 列出端口").
+
+A note named with one short word (tldr-pages: tar, ss, find, make, test) is a name the metadata
+channel ignores inside a longer prompt: as a bare word it says too little ("find files larger than
+100 MB" uses "find" as English, "make the tests faster" "make"). Used as a name, the word is
+evidence for the note of that name (channels.meta_channel), and the hook's injection decides on it
+by its own null rate (inject.py, route "command"). Standard library only (hook path).
+"""
+from __future__ import annotations
+
+import re
+
+from ..textutil import is_stopword, meta_key
+
+# Nouns that make the word before them a tool's name ("the ss command", "ss options", "tar flags"),
+# in the languages of the null prompts and the dev vaults.
+TOOL_NOUNS = frozenset("""
+command commands cmd tool utility program binary cli subcommand options flags switches manpage
+befehl kommando programm optionen comando comandos opciones commande outil commandes polecenie
+команда команду команды утилита утилиту опции
+""".split())
+# Words that make the word after them a tool's name at the end of a prompt ("... with find",
+# "... using rsync") or before "to" ("use tar to extract").
+TOOL_VERBS = frozenset("with using via use".split())
+LATIN_END = 0x24F  # the last code point of the Latin alphabets (Latin Extended-B)
+_CODE_SPAN_RE = re.compile(r"`+\s*([^`\s]+)[^`]*`+")
+_FLAG_RE = re.compile(r"-{1,2}[A-Za-z]")
+_LATIN_RE = re.compile(r"[A-Za-z][A-Za-z0-9_.+-]*")
+_WORD_RE = re.compile(r"\S+")
+_PUNCT = ".,;:!?()[]{}\"'“”«»？，。：；！"
+
+
+def _key(token: str) -> str:
+    return meta_key(token.strip(_PUNCT))
+
+
+def name_uses(prompt: str) -> frozenset[str]:
+    """The metadata keys (textutil.meta_key) of the words `prompt` uses as names."""
+    out: set[str] = set()
+    for m in _CODE_SPAN_RE.finditer(prompt):
+        out.add(_key(m.group(1)))
+    if not prompt.isascii():  # Latin words in a prompt of another script
+        if any(ch.isalpha() and ord(ch) > LATIN_END for ch in prompt):
+            out.update(_key(w) for w in _LATIN_RE.findall(prompt))
+    toks = _WORD_RE.findall(prompt)
+    low = [_key(t) for t in toks]
+    for i, w in enumerate(low):
+        if not w or " " in w or len(w) < 2 or (len(w) <= 3 and is_stopword(w)):  # "a --limit", "the CLI"
+            continue
+        nxt = low[i + 1] if i + 1 < len(low) else None
+        raw_next = toks[i + 1] if i + 1 < len(toks) else ""
+        if nxt in TOOL_NOUNS or _FLAG_RE.match(raw_next):
+            out.add(w)
+        prev = low[i - 1] if i else None
+        if prev in TOOL_VERBS and (nxt is None or nxt == "to" or toks[i][-1:] in _PUNCT):
+            out.add(w)
+        if prev == "man":
+            out.add(w)
+    out.discard("")
+    return frozenset(out)
