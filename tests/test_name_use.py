@@ -16,8 +16,9 @@ from vaultrag.retrieve.name_use import name_uses
     ("what does the ss command show?", {"ss"}),
     ("list open ports with ss", {"ss"}),
     ("find files larger than 100 MB with find", {"find"}),
-    ("run `rsync -a src dst` over ssh", {"rsync"}),
-    ("tar -xzf archive.tgz fails", {"tar"}),
+    ("how do I run `rsync -a src dst` over ssh", {"rsync"}),
+    ("why does tar -xzf archive.tgz fail", {"tar"}),
+    ("how do I make a filesystem with mkfs.bcachefs?", {"mkfs bcachefs"}),
     ("man chmod says what about sticky bits", {"chmod"}),
     ("如何用 ss 列出打开的端口？", {"ss"}),
     ("как пользоваться командой ss", {"ss"}),
@@ -27,6 +28,11 @@ from vaultrag.retrieve.name_use import name_uses
     ("extract a tar.gz archive into a specific directory", set()),
     ("add a --limit flag to the CLI", set()),
     ("corrige el test que falla en el módulo de fechas", set()),
+    # a coding instruction names tools it does not ask about
+    ("sqlite-utils convert --help, refs #686", set()),
+    ("serve --watch preloads the model before its reindex", set()),
+    ("Run cog with --diff to show errors", set()),
+    ("run `rsync -a src dst` over ssh", set()),
     ("", set()),
 ])
 def test_words_used_as_names(prompt, names):

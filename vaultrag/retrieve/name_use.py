@@ -35,8 +35,35 @@ def _key(token: str) -> str:
     return meta_key(token.strip(_PUNCT))
 
 
+# A coding instruction names tools it does not ask about ("sqlite-utils convert --help, refs #686",
+# "serve --watch preloads the model"): there a name counts only in a question about it. Question
+# words open a question (the first two words), in the languages of the null prompts and dev vaults.
+QUESTION_WORDS = frozenset("""
+how what which why where when who can could does do did is are should would
+wie was welche welcher welches warum wo wann kann
+cómo como qué que cuál cual dónde donde cuándo puedo
+comment quel quelle quels pourquoi où peut
+как что какой какая какие почему где когда можно
+jak co który która które dlaczego gdzie kiedy czy
+""".split())
+QUESTION_MARKS = ("如何", "怎么", "怎样", "什么", "哪", "吗", "为什么", "どう", "何", "어떻게", "무엇")
+
+
+def asks(prompt: str) -> bool:
+    """Whether `prompt` opens as a question (a question word among its first two words, or a
+    Chinese, Japanese or Korean question word anywhere)."""
+    if not prompt.isascii() and any(m in prompt for m in QUESTION_MARKS):
+        return True
+    return any(_key(w) in QUESTION_WORDS for w in prompt.split()[:2])
+
+
 def name_uses(prompt: str) -> frozenset[str]:
-    """The metadata keys (textutil.meta_key) of the words `prompt` uses as names."""
+    """The metadata keys (textutil.meta_key) of the words `prompt` uses as names; none in a
+    coding instruction that does not ask (see QUESTION_WORDS)."""
+    from .inject import prompt_kind
+
+    if not asks(prompt) and prompt_kind(prompt) == "code":
+        return frozenset()
     out: set[str] = set()
     for m in _CODE_SPAN_RE.finditer(prompt):
         out.add(_key(m.group(1)))
@@ -46,7 +73,7 @@ def name_uses(prompt: str) -> frozenset[str]:
     toks = _WORD_RE.findall(prompt)
     low = [_key(t) for t in toks]
     for i, w in enumerate(low):
-        if not w or " " in w or len(w) < 2 or (len(w) <= 3 and is_stopword(w)):  # "a --limit", "the CLI"
+        if len(w) < 2 or (len(w) <= 3 and is_stopword(w)) or toks[i].startswith("-"):  # "a --limit", "the CLI"
             continue
         nxt = low[i + 1] if i + 1 < len(low) else None
         raw_next = toks[i + 1] if i + 1 < len(toks) else ""
