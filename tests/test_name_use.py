@@ -21,6 +21,9 @@ from vaultrag.retrieve.name_use import name_uses
     ("how do I make a filesystem with mkfs.bcachefs?", {"mkfs bcachefs"}),
     ("man chmod says what about sticky bits", {"chmod"}),
     ("如何用 ss 列出打开的端口？", {"ss"}),
+    ("Wie entpacke ich ein tar.gz-Archiv mit tar?", {"tar"}),
+    ("Welche Optionen hat der Befehl ss?", {"ss"}),
+    ("¿Cómo uso find para buscar archivos grandes?", {"find"}),
     ("как пользоваться командой ss", {"ss"}),
     # prose: the same words used as words
     ("find files larger than 100 MB", set()),

@@ -21,8 +21,10 @@ befehl kommando programm optionen comando comandos opciones commande outil comma
 команда команду команды утилита утилиту опции
 """.split())
 # Words that make the word after them a tool's name at the end of a prompt ("... with find",
-# "... using rsync") or before "to" ("use tar to extract").
-TOOL_VERBS = frozenset("with using via use".split())
+# "... mit tar?") or before a "to" word ("use tar to extract", "uso find para buscar").
+TOOL_VERBS = frozenset("with using via use mit benutze verwende con uso usar avec utiliser utilise użyj".split())
+TO_WORDS = frozenset("to um zu para pour чтобы".split())
+ARTICLES = frozenset("the a der den dem das die el la le un una".split())
 LATIN_END = 0x24F  # the last code point of the Latin alphabets (Latin Extended-B)
 _CODE_SPAN_RE = re.compile(r"`+\s*([^`\s]+)[^`]*`+")
 _FLAG_RE = re.compile(r"-{1,2}[A-Za-z]")
@@ -77,10 +79,12 @@ def name_uses(prompt: str) -> frozenset[str]:
             continue
         nxt = low[i + 1] if i + 1 < len(low) else None
         raw_next = toks[i + 1] if i + 1 < len(toks) else ""
-        if nxt in TOOL_NOUNS or _FLAG_RE.match(raw_next):
-            out.add(w)
         prev = low[i - 1] if i else None
-        if prev in TOOL_VERBS and (nxt is None or nxt == "to" or toks[i][-1:] in _PUNCT):
+        article = low[i - 2] if i > 1 else None
+        if ((nxt in TOOL_NOUNS and w not in QUESTION_WORDS) or _FLAG_RE.match(raw_next)  # "ss options", "tar -x"
+                or (prev in TOOL_NOUNS and article in ARTICLES)):  # "der Befehl ss", "the command ss"
+            out.add(w)
+        if prev in TOOL_VERBS and (nxt is None or nxt in TO_WORDS or toks[i][-1:] in _PUNCT):
             out.add(w)
         if prev == "man":
             out.add(w)
