@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 
-from ..textutil import query_terms, words
+from ..textutil import fold, query_terms, words
 
 # ISO 639-1: the two-letter codes a language folder is named with (a region or script may follow).
 ISO_639_1 = frozenset("""
@@ -43,10 +43,23 @@ def copy_key(path: str) -> tuple[str, ...]:
     return tuple(_untagged(p) for p in parts[:-1]) + (parts[-1].lower(),)
 
 
+# A copy's language shows in its opening: the first this many characters of its text are read
+# (tokenizing whole chunks cost the tldr hook a third of its search time).
+COPY_TEXT_CHARS = 400
+_SPLIT_RE = re.compile(r"[\W_]+")
+
+
 def _terms(text: str) -> set[str]:
-    """Words with their function words ("how", "the", "de": what says the language of a short
-    prompt best), and the grams of CJK runs."""
-    return set(words(text)) | set(query_terms(text))
+    """The prompt's words with their function words ("how", "the", "de": what says the language of
+    a short prompt best), and the grams of its CJK runs, unspaced ("列出")."""
+    return set(words(text)) | {t.replace(" ", "") for t in query_terms(text)}
+
+
+def _held(terms: set[str], text: str) -> int:
+    """How many of `terms` the opening of `text` holds: words whole, CJK grams anywhere."""
+    low = fold(text[:COPY_TEXT_CHARS]).lower()
+    toks = set(_SPLIT_RE.split(low))
+    return sum(t in toks or (not t.isascii() and t in low) for t in terms)
 
 
 def _tagged(path: str) -> bool:
@@ -67,7 +80,7 @@ def preferred_copies(query: str, order: list[tuple[int, str, str]]) -> dict[int,
             continue
         if terms is None:
             terms = _terms(query)
-        best = max(range(len(members)), key=lambda i: (len(terms & _terms(members[i][2])), not _tagged(members[i][1]), -i))
+        best = max(range(len(members)), key=lambda i: (_held(terms, members[i][2]), not _tagged(members[i][1]), -i))
         for fid, _, _ in members:
             out[fid] = members[best][0]
     return out
