@@ -43,9 +43,10 @@ def copy_key(path: str) -> tuple[str, ...]:
     return tuple(_untagged(p) for p in parts[:-1]) + (parts[-1].lower(),)
 
 
-# A copy's language shows in its opening: the first this many characters of its text are read
-# (tokenizing whole chunks cost the tldr hook a third of its search time).
-COPY_TEXT_CHARS = 400
+# Characters of a copy's text read (a chunk's worth). Its opening alone is too little: tldr's
+# English cmus page holds "pause/unpause current song" only in its examples, and the Portuguese
+# copy's opening held more of the prompt's words ("do": of the) than the English one's.
+COPY_TEXT_CHARS = 4000
 _SPLIT_RE = re.compile(r"[\W_]+")
 
 
@@ -56,7 +57,8 @@ def _terms(text: str) -> set[str]:
 
 
 def _held(terms: set[str], text: str) -> int:
-    """How many of `terms` the opening of `text` holds: words whole, CJK grams anywhere."""
+    """How many of `terms` `text` holds: words whole, CJK grams anywhere (one regex split, not
+    the tokenizer: tokenizing every copy cost the tldr hook a third of its search time)."""
     low = fold(text[:COPY_TEXT_CHARS]).lower()
     toks = set(_SPLIT_RE.split(low))
     return sum(t in toks or (not t.isascii() and t in low) for t in terms)
