@@ -216,7 +216,8 @@ def recalibrate(cfg, store, *, force: bool = False, measured=None) -> Calibratio
 @frozen
 class Decision:
     inject: bool
-    reason: str  # named | title (a note's name / whole title in the prompt) | specific | gate_suffices
+    reason: str  # named | title (a note's name / whole title in the prompt) | command (the top note's name
+    # used as a name: retrieve/name_use) | specific | gate_suffices
     # (null prompts never pass the gate here) | gate (no evidence) | weak_for_kind; in hook_answer's
     # evidence also `questions` (a prompt of several questions, injected for those that earn it)
     kind: str
