@@ -24,7 +24,8 @@ from vaultrag.retrieve.name_use import name_uses
     ("Wie entpacke ich ein tar.gz-Archiv mit tar?", {"tar"}),
     ("Welche Optionen hat der Befehl ss?", {"ss"}),
     ("¿Cómo uso find para buscar archivos grandes?", {"find"}),
-    ("как пользоваться командой ss", {"ss"}),
+    ("ss 命令显示什么", {"ss"}),
+    ("如何在 Obsidian 中创建 Canvas", set()),
     # prose: the same words used as words
     ("find files larger than 100 MB", set()),
     ("make the tests run faster", set()),

@@ -25,7 +25,11 @@ befehl kommando programm optionen comando comandos opciones commande outil comma
 TOOL_VERBS = frozenset("with using via use mit benutze verwende con uso usar avec utiliser utilise użyj".split())
 TO_WORDS = frozenset("to um zu para pour чтобы".split())
 ARTICLES = frozenset("the a der den dem das die el la le un una".split())
-LATIN_END = 0x24F  # the last code point of the Latin alphabets (Latin Extended-B)
+# Chinese and Japanese: the word before a Latin name ("用", use) or after it ("命令", command). Any
+# Latin word in a Chinese prompt was too much: obsidian-help zh descriptions name Obsidian's features
+# in Latin letters (description MRR 0.762 -> 0.638 on benchmarks/eval.py obs-zh).
+CJK_USE = ("用", "使用", "利用")
+CJK_COMMAND = ("命令", "指令", "コマンド", "명령")
 _CODE_SPAN_RE = re.compile(r"`+\s*([^`\s]+)[^`]*`+")
 _FLAG_RE = re.compile(r"-{1,2}[A-Za-z]")
 _LATIN_RE = re.compile(r"[A-Za-z][A-Za-z0-9_.+-]*")
@@ -69,9 +73,11 @@ def name_uses(prompt: str) -> frozenset[str]:
     out: set[str] = set()
     for m in _CODE_SPAN_RE.finditer(prompt):
         out.add(_key(m.group(1)))
-    if not prompt.isascii():  # Latin words in a prompt of another script
-        if any(ch.isalpha() and ord(ch) > LATIN_END for ch in prompt):
-            out.update(_key(w) for w in _LATIN_RE.findall(prompt))
+    if not prompt.isascii():  # "如何用 ss 列出", "ss 命令": a Latin word after 用 (use) or before 命令 (command)
+        for m in _LATIN_RE.finditer(prompt):
+            before, after = prompt[:m.start()].rstrip(), prompt[m.end():].lstrip()
+            if before.endswith(CJK_USE) or after.startswith(CJK_COMMAND):
+                out.add(_key(m.group(0)))
     toks = _WORD_RE.findall(prompt)
     low = [_key(t) for t in toks]
     for i, w in enumerate(low):
