@@ -9,8 +9,9 @@ for two kinds of prompt:
   pages at run time ("how do I <an example's description> with <command>?"), the right note is
   any platform's page of that command;
 - off-topic: real commit subjects (the sqlite-utils `git log` in ../shared/corpora/tool-outputs and
-  this repository's own `git log`), tool-run descriptions, chit-chat and questions no notes
-  answer (benchmarks/prompts/*.txt); any block is a false positive.
+  this repository's own `git log`), tool-run descriptions, chit-chat, questions no notes
+  answer and coding prompts about the user's own files and identifiers (benchmarks/prompts/*.txt);
+  any block is a false positive.
 Calibration uses vaultrag/retrieve/null_prompts.py only; the script checks that no evaluation
 prompt is among them. Indexes are built in a temporary folder unless --obs-db / --tldr-db point
 at existing ones. Writes benchmarks/results/inject.md.
@@ -70,7 +71,7 @@ def commit_subjects_here() -> list[str]:
 
 def off_topic_sets() -> dict[str, list[str]]:
     sets = {"commits: sqlite-utils": commit_subjects_sqlite_utils(), "commits: vaultrag": commit_subjects_here()}
-    for name in ("tool_descriptions", "chitchat", "personal"):
+    for name in ("tool_descriptions", "chitchat", "personal", "repo_coding"):
         sets[name.replace("_", " ")] = read_lines(PROMPTS / f"{name}.txt")
     return {k: v for k, v in sets.items() if v}
 

@@ -10,6 +10,7 @@ from pathlib import Path
 from ..frozen import frozen
 from ..store import Store, Term
 from ..textutil import NOTE_LANGS_META, meta_key, query_terms, spaceless_runs, word_prefix
+from .name_use import name_uses
 from .types import ChannelStatus
 
 # BM25 column weights: chunk text, heading path, 'title | type | tags' context (issue 5).
@@ -81,8 +82,10 @@ def build_fts_query(text: str, store: Store | None = None, max_terms: int = MAX_
         from ..notelang import note_stems
     for word in query_terms(text):
         term = query_term(word)
-        # the gate's looser form of a word searched whole: ASCII, or a stem (textutil.word_prefix)
-        stem = word_prefix(word, stems=True) if term.text == word and not term.prefix else None
+        # the gate's looser form of a word searched whole: ASCII, or a stem (textutil.word_prefix);
+        # an identifier (`test_cli`, `utf8`) has none: its prefix is other words ("test_c*", the
+        # phrase test c*, met "failed tests: `ctest" in tldr, and a coding prompt injected: trial9)
+        stem = word_prefix(word, stems=True) if term.text == word and not term.prefix and not _identifier(word) else None
         alts = note_stems(word, langs) if langs else ()
         if alts:  # issue 20: the word OR its stems in the vault's note languages (index: notelang)
             term = Term(term.text, term.prefix, alts)
@@ -122,6 +125,11 @@ def build_fts_query(text: str, store: Store | None = None, max_terms: int = MAX_
 
 
 _WORD_RE = re.compile(r"[A-Za-z]+")
+
+
+def _identifier(word: str) -> bool:
+    """A query word written as code: with an underscore or a digit among its letters."""
+    return "_" in word or (any(c.isdigit() for c in word) and not word.isdigit())
 
 
 def respell(text: str, respelt: tuple[tuple[str, str], ...]) -> str:
@@ -218,12 +226,13 @@ def _ngrams(words: list[str], n_max: int) -> dict[str, int]:
     return out
 
 
-def meta_channel(store: Store, text: str, limit: int) -> tuple[list[tuple[int, float, bool, bool]], ChannelStatus]:
+def meta_channel(store: Store, text: str, limit: int) -> tuple[list[tuple[int, float, bool, bool, bool]], ChannelStatus]:
     """Exact and near-exact matches of the query (or a name inside it) on titles, aliases, file
-    names, headings and tags. Returns (chunk id, score, exact, whole) ranked; `exact` = the whole
-    query is a note's title, alias or file name, which wins outright; `whole` = a title, alias or
-    file name inside the query holds every content word of it ("what is the dragonfly handshake",
-    alias "Dragonfly Handshake")."""
+    names, headings and tags. Returns (chunk id, score, exact, whole, used) ranked; `exact` = the
+    whole query is a note's title, alias or file name, which wins outright; `whole` = a title, alias
+    or file name inside the query holds every content word of it ("what is the dragonfly handshake",
+    alias "Dragonfly Handshake"); `used` = the query uses the note's one-word name as a name ("the
+    ss command", "use `tar` to ...": retrieve/name_use), which counts as if it covered the query."""
     full = meta_key(text)
     if not full:
         return [], ChannelStatus(ran=True, hits=0, reason="empty query")
@@ -233,26 +242,28 @@ def meta_channel(store: Store, text: str, limit: int) -> tuple[list[tuple[int, f
     grams = _ngrams(words, MAX_KEY_WORDS)
     grams.setdefault(full, len(words))
     rows = store.match_keys(list(grams))
-    best: dict[tuple[int, int | None], tuple[float, bool, bool]] = {}
+    uses = name_uses(text) if rows else frozenset()
+    best: dict[tuple[int, int | None], tuple[float, bool, bool, bool]] = {}
     for key, kind, file_id, chunk_id in rows:
         n = len(key.split())
         exact = key == full
-        coverage = 1.0 if exact else min(1.0, n / content)
+        name = kind in ("title", "alias", "file")
+        used = name and not exact and key in uses
+        coverage = 1.0 if exact or used else min(1.0, n / content)
         specific = n >= 2 or len(key) >= SPECIFIC_KEY_CHARS or any(c.isdigit() for c in key)
         if not exact and coverage < MIN_KEY_COVERAGE and not specific:
             continue
         score = coverage * KIND_WEIGHT.get(kind, 0.5) + (1.0 if exact else 0.0)
         if score < MIN_META_SCORE:
             continue
-        name = kind in ("title", "alias", "file")
         pin = exact and name
         whole = name and (exact or q_terms <= set(query_terms(key)))
         slot = (file_id, chunk_id)
-        if slot not in best or (score, pin, whole) > best[slot]:
-            best[slot] = (score, pin, whole)
+        if slot not in best or (score, pin, whole, used) > best[slot]:
+            best[slot] = (score, pin, whole, used)
     # File-level keys point at the note's lead chunk.
     leads = store.lead_chunks([fid for fid, cid in best if cid is None])
-    by_chunk: dict[int, tuple[float, bool, bool]] = {}
+    by_chunk: dict[int, tuple[float, bool, bool, bool]] = {}
     for (fid, cid), val in best.items():
         target = cid if cid is not None else leads.get(fid)
         if target is not None and (target not in by_chunk or val > by_chunk[target]):

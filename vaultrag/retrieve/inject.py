@@ -42,7 +42,9 @@ MIN_SCORE = 0.1
 # only where null prompts of the kind take them at most this often: in the Obsidian help almost
 # never, in tldr-pages often (its notes are named like words: make, hello, coffee, sure).
 ROUTE_MAX_RATE = 0.02
-ROUTES = ("named", "title")
+# "command": the prompt uses the top note's one-word name as a name ("the ss command", "use `tar`
+# to", retrieve/name_use); a calibration measured before it existed keeps it closed.
+ROUTES = ("named", "title", "command")
 # Recalibrate when the chunk count moved this much since the last calibration.
 RECALIBRATE_SHARE = 0.2
 # A prompt that asks several questions ("how do I restore a backup? And where do alerts go?") is
@@ -116,7 +118,10 @@ class Calibration:
         return self.thresholds.get(kind, MIN_SCORE)
 
     def route_open(self, kind: str, route: str) -> bool:
-        return (self.route_rates or {}).get(kind, {}).get(route, 0.0) <= ROUTE_MAX_RATE
+        rates = (self.route_rates or {}).get(kind, {})
+        if route not in rates:  # measured without it (before the route existed): closed; nothing measured: open
+            return not rates
+        return rates[route] <= ROUTE_MAX_RATE
 
     def to_json(self) -> str:
         return json.dumps(self.__dict__, sort_keys=True)
@@ -177,6 +182,8 @@ def calibrate(cfg, store, prompts: list[str] | None = None) -> Calibration:
 def _takes_route(evidence: dict, route: str) -> bool:
     if route == "named":
         return bool(evidence.get("pinned") or evidence.get("named"))
+    if route == "command":
+        return bool(evidence.get("command"))
     return bool(evidence.get("title_named"))
 
 
@@ -209,7 +216,8 @@ def recalibrate(cfg, store, *, force: bool = False, measured=None) -> Calibratio
 @frozen
 class Decision:
     inject: bool
-    reason: str  # named | title (a note's name / whole title in the prompt) | specific | gate_suffices
+    reason: str  # named | title (a note's name / whole title in the prompt) | command (the top note's name
+    # used as a name: retrieve/name_use) | specific | gate_suffices
     # (null prompts never pass the gate here) | gate (no evidence) | weak_for_kind; in hook_answer's
     # evidence also `questions` (a prompt of several questions, injected for those that earn it)
     kind: str

@@ -142,8 +142,12 @@ def _tiebreak(chunks: dict[int, StoredChunk]):
     return key
 
 
-def diversify(cands: Iterable[Candidate], chunks: dict[int, StoredChunk], max_per_note: int) -> list[Candidate]:
-    """At most `max_per_note` chunks per note; a chunk whose text duplicates a better one is dropped."""
+def diversify(cands: Iterable[Candidate], chunks: dict[int, StoredChunk], max_per_note: int,
+              query: str = "") -> list[Candidate]:
+    """At most `max_per_note` chunks per note; a chunk whose text duplicates a better one is dropped;
+    of a note's language copies (retrieve/copies) only the one in the query's language is kept, in
+    the place of the best-ranked copy."""
+    cands = _one_copy(list(cands), chunks, query)
     per_note: dict[int, int] = {}
     seen_text: set[str] = set()
     out = []
@@ -155,6 +159,36 @@ def diversify(cands: Iterable[Candidate], chunks: dict[int, StoredChunk], max_pe
         per_note[ch.file_id] = per_note.get(ch.file_id, 0) + 1
         out.append(c)
     return out
+
+
+def _one_copy(cands: list[Candidate], chunks: dict[int, StoredChunk], query: str) -> list[Candidate]:
+    """`cands` without the language copies of a note other than the preferred one
+    (copies.preferred_copies), whose chunks move up to where the note's first copy stood."""
+    first: dict[int, tuple[int, str, str]] = {}
+    for c in cands:
+        ch = chunks.get(c.chunk_id)
+        if ch is not None and ch.file_id not in first:
+            first[ch.file_id] = (ch.file_id, ch.path, " ".join((ch.title or "", ch.text)))
+    if len(first) < 2:
+        return cands
+    from .copies import preferred_copies
+
+    keep = preferred_copies(query, list(first.values()))
+    if not keep:
+        return cands
+    pos: dict[int, int] = {}  # kept copy -> the rank of its group's first member
+    for i, c in enumerate(cands):
+        ch = chunks.get(c.chunk_id)
+        if ch is not None and ch.file_id in keep:
+            pos.setdefault(keep[ch.file_id], i)
+    ranked = []
+    for i, c in enumerate(cands):
+        ch = chunks.get(c.chunk_id)
+        fid = ch.file_id if ch is not None else None
+        if fid in keep and keep[fid] != fid:
+            continue
+        ranked.append((min(i, pos.get(fid, i)), i, c))
+    return [c for _, _, c in sorted(ranked, key=lambda r: r[:2])]
 
 
 def _cjk_chars(term) -> set[str]:
@@ -420,6 +454,7 @@ def search(query: str, config: Config | None = None, *, k: int | None = None, ch
         status: dict[str, ChannelStatus] = {}
         results: dict[str, list[tuple[int, float]]] = {}
         pinned: set[int] = set()
+        used: set[int] = set()  # notes whose one-word name the query uses as a name (retrieve/name_use)
         named = False
         asked = topic(query)  # "what do my notes say about X": X (framing.py)
         fq = build_fts_query(asked, store)
@@ -427,9 +462,10 @@ def search(query: str, config: Config | None = None, *, k: int | None = None, ch
         if "meta" in wanted:
             t = time.perf_counter()
             hits, status["meta"] = meta_channel(store, spelled, depth)
-            results["meta"] = [(cid, s) for cid, s, _, _ in hits]
-            pinned = {cid for cid, _, pin, _ in hits if pin}
-            named = any(whole for _, _, pin, whole in hits if not pin)
+            results["meta"] = [(cid, s) for cid, s, _, _, _ in hits]
+            pinned = {cid for cid, _, pin, _, _ in hits if pin}
+            named = any(whole for _, _, pin, whole, _ in hits if not pin)
+            used = {cid for cid, _, _, _, use in hits if use}
             timings["meta"] = (time.perf_counter() - t) * 1000
         if "bm25" in wanted:
             t = time.perf_counter()
@@ -479,7 +515,7 @@ def search(query: str, config: Config | None = None, *, k: int | None = None, ch
             if cand.chunk_id in knn_rank:
                 cand.ranks["vec"] = knn_rank[cand.chunk_id]
                 cand.raw["vec"] = sims[cand.chunk_id]
-        direct = diversify(fused, chunks, cfg.max_per_note)
+        direct = diversify(fused, chunks, cfg.max_per_note, spelled)
         timings["fusion"] = (time.perf_counter() - t) * 1000
 
         if not fused:
@@ -493,13 +529,15 @@ def search(query: str, config: Config | None = None, *, k: int | None = None, ch
         evidence = {"pinned": bool(pinned), "named": named,
                     "title_named": bool(direct) and title_share(spelled, {direct[0].chunk_id: chunks[direct[0].chunk_id]}
                                                                  ).get(direct[0].chunk_id, 0.0) >= 1.0,
+                    "command": bool(direct) and chunks[direct[0].chunk_id].file_id in {chunks[c].file_id for c in used
+                                                                                      if c in chunks},
                     **term_evidence(store, fq, lexical_ids, chunks),
                     "vec_similarity": max((s for _, s in knn), default=None),
                     "vec_known": qv.known if qv else None,
                     "top_margin": top_margin(results.get("bm25", []), chunks)}
         floor, min_known = vec_gate(qv)
         vec_ok = (evidence["vec_known"] or 0.0) >= min_known
-        strong = (evidence["pinned"] or named or lexical_evidence(evidence)
+        strong = (evidence["pinned"] or named or evidence["command"] or lexical_evidence(evidence)
                   or (vec_ok and (evidence["vec_similarity"] or 0.0) >= floor))
         evidence["passed"] = strong
         timings["gate"] = (time.perf_counter() - t) * 1000
