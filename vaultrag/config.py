@@ -62,10 +62,6 @@ class Config:
     # obsidian-help description MRR@10 en 0.877 -> 0.909, ru 0.876 -> 0.910, anchors +0.015..+0.038,
     # no set falling by 0.005; 0 = off).
     note_agg: float = 0.5
-    # Experiment (sem10), off: pseudo-relevance feedback (retrieve/feedback.py).
-    prf_terms: int = 0
-    prf_docs: int = 5
-    prf_weight: float = 0.3
     # "rescore" (the above) or "rrf": plain Reciprocal Rank Fusion of all three channels, every
     # vector hit included (kept for comparison: it scored below BM25 alone, BENCHMARKS.md).
     fusion: str = "rescore"
@@ -112,8 +108,7 @@ _ALIASES = {  # YAML section.key -> Config field
     "retrieval.weights.meta": "weight_meta", "retrieval.weights.bm25": "weight_bm25",
     "retrieval.weights.vec": "weight_vec", "retrieval.vec_rerank": "vec_rerank",
     "retrieval.title_boost": "title_boost",
-    "retrieval.note_agg": "note_agg", "retrieval.prf_terms": "prf_terms", "retrieval.prf_docs": "prf_docs",
-    "retrieval.prf_weight": "prf_weight",
+    "retrieval.note_agg": "note_agg",
     "retrieval.fusion": "fusion",
     "hooks.max_tokens": "hook_max_tokens", "hooks.timeout_ms": "hook_timeout_ms",
     "hooks.pretool_tools": "pretool_tools", "hooks.compress_threshold_chars": "compress_threshold_chars",

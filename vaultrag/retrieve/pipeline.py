@@ -417,12 +417,6 @@ def search(query: str, config: Config | None = None, *, k: int | None = None, ch
         if "bm25" in wanted:
             t = time.perf_counter()
             results["bm25"], status["bm25"] = bm25_channel(store, fq, depth)
-            if cfg.prf_terms > 0 and results["bm25"]:
-                from .feedback import with_feedback
-
-                top = store.chunks_by_id([cid for cid, _ in results["bm25"][:cfg.prf_docs]])
-                results["bm25"], _ = with_feedback(store, fq, results["bm25"], top, cfg.prf_terms, cfg.prf_docs,
-                                                   cfg.prf_weight)
             timings["bm25"] = (time.perf_counter() - t) * 1000
         qv = None
         rescoring = cfg.fusion != "rrf" and bool(results.get("bm25") or results.get("meta"))
