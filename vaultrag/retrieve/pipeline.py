@@ -456,8 +456,8 @@ def search(query: str, config: Config | None = None, *, k: int | None = None, ch
             prior = title_share(spelled, {cid: chunks[cid] for cid, _ in results["bm25"] if cid in chunks}) if boost > 0 else None
             rescored = rescore(results["bm25"], sims, alpha, prior, boost)
             if cfg.note_agg > 0:
-                # notes with several matching chunks move up; the evidence gate still reads the best
-                # chunks by their own blend (its calibration is per chunk)
+                # notes with several matching chunks move up; the evidence (the gate, the hook's
+                # injection routes) still reads the best chunks by their own blend, as calibrated
                 gate_lexical = rescored
                 notes = {cid: chunks[cid].file_id for cid, _ in results["bm25"] if cid in chunks}
                 rescored = rescore(results["bm25"], sims, alpha, prior, boost, notes, cfg.note_agg)
@@ -471,6 +471,11 @@ def search(query: str, config: Config | None = None, *, k: int | None = None, ch
                 cand.ranks["vec"] = knn_rank[cand.chunk_id]
                 cand.raw["vec"] = sims[cand.chunk_id]
         direct = diversify(fused, chunks, cfg.max_per_note)
+        lead = direct[:1]  # the best chunk by its own score: what the evidence reads (below)
+        if gate_lexical is not None and fused:
+            lead = diversify(defer_to_agreement(rrf({**results, "bm25": gate_lexical}, weights, k=cfg.rrf_k,
+                                                    tiebreak=_tiebreak(chunks), pinned=frozenset(pinned)),
+                                                gate_lexical, knn, chunks), chunks, cfg.max_per_note)[:1]
         timings["fusion"] = (time.perf_counter() - t) * 1000
 
         if not fused:
@@ -482,8 +487,8 @@ def search(query: str, config: Config | None = None, *, k: int | None = None, ch
         # ("what is the dragonfly handshake", alias "Dragonfly Handshake") is evidence like an
         # exact name, though it does not pin the hit first.
         evidence = {"pinned": bool(pinned), "named": named,
-                    "title_named": bool(direct) and title_share(spelled, {direct[0].chunk_id: chunks[direct[0].chunk_id]}
-                                                                 ).get(direct[0].chunk_id, 0.0) >= 1.0,
+                    "title_named": bool(lead) and title_share(spelled, {lead[0].chunk_id: chunks[lead[0].chunk_id]}
+                                                               ).get(lead[0].chunk_id, 0.0) >= 1.0,
                     **term_evidence(store, fq, lexical_ids, chunks),
                     "vec_similarity": max((s for _, s in knn), default=None),
                     "vec_known": qv.known if qv else None,
