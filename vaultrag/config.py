@@ -59,8 +59,8 @@ class Config:
     title_boost: float = 0.3
     # ... and a note's best chunk + note_agg * the BM25 + cosine blend of the note's second-best chunk:
     # a note several chunks of which match ranks over a note with one (issue 19, BENCHMARKS.md "sem10":
-    # obsidian-help description MRR@10 en 0.877 -> 0.909, ru 0.876 -> 0.910, anchors +0.015..+0.038,
-    # no set falling by 0.005; 0 = off).
+    # obsidian-help description MRR@10 en 0.877 -> 0.909, ru 0.876 -> 0.910, anchors de/ru/pl +0.03..+0.04;
+    # SciFact/XQuAD unchanged; one fall past 0.005: obs-zh anchors -0.006, about one query; 0 = off).
     note_agg: float = 0.5
     # "rescore" (the above) or "rrf": plain Reciprocal Rank Fusion of all three channels, every
     # vector hit included (kept for comparison: it scored below BM25 alone, BENCHMARKS.md).
