@@ -85,6 +85,8 @@ def main(argv=None) -> int:
     ap.add_argument("--vec-rerank", default="0.3", help="comma-separated weights of the default fusion")
     ap.add_argument("--max-queries", type=int, default=0, help="fixed-seed subsample per set (0 = all)")
     ap.add_argument("--skip-baselines", action="store_true", help="only the default fusion variants")
+    ap.add_argument("--over", action="append", default=[], metavar="FIELD=VALUE",
+                    help="config fields for an extra default-fusion variant (e.g. note_agg=0.3,vec_rerank=0.6)")
     args = ap.parse_args(argv)
     ev = _eval_module()
     from vaultrag.store import Store
@@ -99,6 +101,9 @@ def main(argv=None) -> int:
             ("bm25 only", ["bm25"], {}), ("names+bm25", ["meta", "bm25"], {}), ("vec only", ["vec"], {})]
         variants += [(f"default vec_rerank {w}", ["meta", "bm25", "vec"], {"vec_rerank": float(w)})
                      for w in args.vec_rerank.split(",")]
+        for spec in args.over:
+            over = {k: type(getattr(cfg, k))(v) for k, v in (kv.split("=", 1) for kv in spec.split(","))}
+            variants.append((f"default {spec}", ["meta", "bm25", "vec"], over))
         for label, channels, over in variants:
             got = measure(ev, dataclasses.replace(cfg, **over), items, mapping, channels, store)
             print(json.dumps({"model": args.model, "set": name, "variant": label, "queries": len(items), **got,

@@ -57,6 +57,11 @@ class Config:
     vec_rerank: float = 0.3
     # ... + title_boost * share of the note title's words the query contains (a metadata signal).
     title_boost: float = 0.3
+    # ... and a note's best chunk + note_agg * the BM25 + cosine blend of the note's second-best chunk:
+    # a note several chunks of which match ranks over a note with one (issue 19, BENCHMARKS.md "sem10":
+    # obsidian-help description MRR@10 en 0.877 -> 0.909, ru 0.876 -> 0.910, anchors de/ru/pl +0.03..+0.04;
+    # SciFact/XQuAD unchanged; one fall past 0.005: obs-zh anchors -0.006, about one query; 0 = off).
+    note_agg: float = 0.5
     # "rescore" (the above) or "rrf": plain Reciprocal Rank Fusion of all three channels, every
     # vector hit included (kept for comparison: it scored below BM25 alone, BENCHMARKS.md).
     fusion: str = "rescore"
@@ -103,6 +108,7 @@ _ALIASES = {  # YAML section.key -> Config field
     "retrieval.weights.meta": "weight_meta", "retrieval.weights.bm25": "weight_bm25",
     "retrieval.weights.vec": "weight_vec", "retrieval.vec_rerank": "vec_rerank",
     "retrieval.title_boost": "title_boost",
+    "retrieval.note_agg": "note_agg",
     "retrieval.fusion": "fusion",
     "hooks.max_tokens": "hook_max_tokens", "hooks.timeout_ms": "hook_timeout_ms",
     "hooks.pretool_tools": "pretool_tools", "hooks.compress_threshold_chars": "compress_threshold_chars",

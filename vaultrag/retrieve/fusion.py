@@ -42,18 +42,40 @@ def _minmax(values: dict[int, float]) -> dict[int, float]:
 
 
 def rescore(hits: Sequence[tuple[int, float]], sims: Mapping[int, float], alpha: float,
-            prior: Mapping[int, float] | None = None, gamma: float = 0.0) -> list[tuple[int, float]]:
+            prior: Mapping[int, float] | None = None, gamma: float = 0.0,
+            notes: Mapping[int, int] | None = None, beta: float = 0.0) -> list[tuple[int, float]]:
     """Re-order lexical hits by minmax(BM25) + alpha * minmax(cosine) + gamma * prior (a 0..1 score
-    per hit: the share of its note's title the query names); each keeps its raw BM25 score.
+    per hit: the share of its note's title the query names); each keeps its raw BM25 score. With
+    `notes` (chunk id -> note id) and `beta` > 0, a note's best chunk also gains beta times the
+    BM25 + cosine blend of the note's second-best candidate chunk: a note with two strong chunks
+    ranks over one with a single, slightly stronger one (the title prior is per note already: not summed).
 
     Rank fusion throws away how far apart BM25 scores are, so even a small RRF weight let a weak
     static-embedding channel reshuffle confident BM25 rankings (xquad-en 0.968 -> 0.953 at weight
     0.1). A score blend over BM25's own candidates keeps those gaps and lets vectors break near-ties.
     """
-    if not hits or (alpha <= 0 and not (gamma > 0 and prior)):
+    aggregate = beta > 0 and notes is not None
+    if not hits or (alpha <= 0 and not (gamma > 0 and prior) and not aggregate):
         return list(hits)
     order = {cid: i for i, (cid, _) in enumerate(hits)}
     lex = _minmax(dict(hits))
     sem = _minmax({cid: sims.get(cid, 0.0) for cid, _ in hits}) if alpha > 0 else {}
-    blended = {cid: lex[cid] + alpha * sem.get(cid, 0.0) + gamma * (prior or {}).get(cid, 0.0) for cid, _ in hits}
+    content = {cid: lex[cid] + alpha * sem.get(cid, 0.0) for cid, _ in hits}
+    if aggregate:
+        content = _with_note_support(content, notes, beta)
+    blended = {cid: content[cid] + gamma * (prior or {}).get(cid, 0.0) for cid, _ in hits}
     return sorted(hits, key=lambda h: (-blended[h[0]], order[h[0]]))
+
+
+def _with_note_support(blended: dict[int, float], notes: Mapping[int, int], beta: float) -> dict[int, float]:
+    """The best chunk of each note plus beta times its note's second-best blend; other chunks as they
+    are (which note comes first may change, a note's second chunk does not pass another note)."""
+    best: dict[int, list[tuple[float, int]]] = {}
+    for cid, b in blended.items():
+        best.setdefault(notes.get(cid, -1 - cid), []).append((b, cid))
+    out = dict(blended)
+    for ranked in best.values():
+        if len(ranked) > 1:
+            ranked.sort(key=lambda x: (-x[0], x[1]))
+            out[ranked[0][1]] += beta * ranked[1][0]
+    return out

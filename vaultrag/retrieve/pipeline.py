@@ -495,6 +495,7 @@ def search(query: str, config: Config | None = None, *, k: int | None = None, ch
                 timings["vec"] += (time.perf_counter() - t) * 1000
 
         t = time.perf_counter()
+        gate_lexical = None
         ids = [cid for hits in results.values() for cid, _ in hits]
         chunks = store.chunks_by_id(ids + ([cid for cid, _ in knn] if keep is not None else []))
         if keep is not None:  # issue 17: only the scopes asked for (paths say which a chunk is in)
@@ -506,7 +507,14 @@ def search(query: str, config: Config | None = None, *, k: int | None = None, ch
             # over BM25's own candidates only (the KNN's nearest chunks fetched beside them may be any
             # note, in any script: their titles would only cost tokenizing, rescore reads no others)
             prior = title_share(spelled, {cid: chunks[cid] for cid, _ in results["bm25"] if cid in chunks}) if boost > 0 else None
-            results["bm25"] = rescore(results["bm25"], sims, alpha, prior, boost)
+            rescored = rescore(results["bm25"], sims, alpha, prior, boost)
+            if cfg.note_agg > 0:
+                # notes with several matching chunks move up; the evidence (the gate, the hook's
+                # injection routes) still reads the best chunks by their own blend, as calibrated
+                gate_lexical = rescored
+                notes = {cid: chunks[cid].file_id for cid, _ in results["bm25"] if cid in chunks}
+                rescored = rescore(results["bm25"], sims, alpha, prior, boost, notes, cfg.note_agg)
+            results["bm25"] = rescored
         weights = {"meta": cfg.weight_meta, "bm25": cfg.weight_bm25, "vec": cfg.weight_vec}
         fused = rrf(results, weights, k=cfg.rrf_k, tiebreak=_tiebreak(chunks), pinned=frozenset(pinned))
         fused = defer_to_agreement(fused, results.get("bm25", []), knn, chunks)
@@ -516,21 +524,26 @@ def search(query: str, config: Config | None = None, *, k: int | None = None, ch
                 cand.ranks["vec"] = knn_rank[cand.chunk_id]
                 cand.raw["vec"] = sims[cand.chunk_id]
         direct = diversify(fused, chunks, cfg.max_per_note, spelled)
+        lead = direct[:1]  # the best chunk by its own score: what the evidence reads (below)
+        if gate_lexical is not None and fused:
+            lead = diversify(defer_to_agreement(rrf({**results, "bm25": gate_lexical}, weights, k=cfg.rrf_k,
+                                                    tiebreak=_tiebreak(chunks), pinned=frozenset(pinned)),
+                                                gate_lexical, knn, chunks), chunks, cfg.max_per_note, spelled)[:1]
         timings["fusion"] = (time.perf_counter() - t) * 1000
 
         if not fused:
             return Answer("no_evidence", "no_hits", query, status, 0, (), {}, _done(timings, t0))
 
         t = time.perf_counter()
-        lexical_ids = [cid for cid, _ in results.get("bm25", [])[:GATE_TOP_LEXICAL]]
+        lexical_ids = [cid for cid, _ in (results.get("bm25", []) if gate_lexical is None else gate_lexical)[:GATE_TOP_LEXICAL]]
         # A note's title, alias or file name inside the query holding all its content words
         # ("what is the dragonfly handshake", alias "Dragonfly Handshake") is evidence like an
         # exact name, though it does not pin the hit first.
         evidence = {"pinned": bool(pinned), "named": named,
-                    "title_named": bool(direct) and title_share(spelled, {direct[0].chunk_id: chunks[direct[0].chunk_id]}
-                                                                 ).get(direct[0].chunk_id, 0.0) >= 1.0,
-                    "command": bool(direct) and chunks[direct[0].chunk_id].file_id in {chunks[c].file_id for c in used
-                                                                                      if c in chunks},
+                    "title_named": bool(lead) and title_share(spelled, {lead[0].chunk_id: chunks[lead[0].chunk_id]}
+                                                               ).get(lead[0].chunk_id, 0.0) >= 1.0,
+                    "command": bool(lead) and chunks[lead[0].chunk_id].file_id in {chunks[c].file_id for c in used
+                                                                                  if c in chunks},
                     **term_evidence(store, fq, lexical_ids, chunks),
                     "vec_similarity": max((s for _, s in knn), default=None),
                     "vec_known": qv.known if qv else None,
