@@ -9,6 +9,7 @@ from functools import lru_cache
 from typing import Callable, Iterable, Optional
 
 from . import generic, keys, labels, shapes, vendors  # noqa: F401  (they fill the registry)
+from . import commands, cookies  # noqa: F401,E402  (after them: a tie keeps the older rule's name)
 from . import digits  # noqa: F401,E402  (last: a tie with the rules above keeps their name)
 from .rules import REGISTRY, _is_word, in_template
 
