@@ -3,7 +3,7 @@
 
 Each tool's own spelling: Java keytool (`-storepass X`), openssl (`-passout pass:X`, `enc -k X`),
 FreeRDP / rdesktop (`/p:X`, `-p X`), Samba (`-U user%X`), ssh-keygen (`-N X`, `-P X`), zip (`-P X`),
-7-Zip / RAR (`-pX`), SQL*Plus and Oracle's tools (`user/X@db`), lftp (`-u user,X`), ipmitool (`-P X`),
+7-Zip / RAR (`-pX`), SQL*Plus (`user/X@db`), lftp (`-u user,X`), ipmitool (`-P X`),
 the MongoDB shell (`-p X`), SNMPv3 (`-A X`, `-X X`), `gh secret set NAME --body X`, a password
 written to a file whose name names it (`echo 'x' > ~/.vault_pass.txt`), and here-strings into
 commands that read one (`read -s PASS <<< "x"`, `vncpasswd -f <<< 'x'`). Every value is judged
@@ -33,10 +33,10 @@ _generic("cli-credential-flag", r"\bssh-keygen\b[^\n]*?[ \t]-[NP][ \t]+" + _V, [
          one_line=True)
 _generic("cli-credential-flag", r"\b(?:zip|zipcloak)\b[^\n]*?[ \t](?:-P|--password)[ \t]+" + _V, ["zip"], _flag_value,
          one_line=True)
-_generic("cli-credential-flag", r"\b(?:7z[ar]?|rar|unrar)\b[^\n]*?[ \t]-p(?P<s>[^\s'\"-][^\s'\"]*)", ["7z", "rar"],
+_generic("cli-credential-flag", r"\b(?:7z[ar]?|rar|unrar)\b[^\n]*?[ \t]-p(?P<s>[^\s'\"-][^\s'\"]*)", ["7z", "rar "],
          _flag_value, one_line=True)
-_generic("cli-credential-flag", r"\b(?:sqlplus|expdp|impdp)\b(?:[ \t]+-\w+)*[ \t]+['\"]?"
-         r"[\w.$#-]+/(?P<s>[^\s@'\"/]+)(?=@|[\s'\"]|$)", ["sqlplus", "expdp", "impdp"],
+_generic("cli-credential-flag", r"\bsqlplus\b(?:[ \t]+-\w+)*[ \t]+['\"]?"
+         r"[\w.$#-]+/(?P<s>[^\s@'\"/]+)(?=@|[\s'\"]|$)", ["sqlplus"],
          _flag_value, one_line=True)
 _generic("cli-credential-flag", r"\blftp\b[^\n]*?[ \t]-u[ \t]+['\"]?[^\s,'\"]+,(?P<s>[^\s'\"]+)", ["lftp"],
          _flag_value, one_line=True)
@@ -71,9 +71,9 @@ def _echoed_to_secret_file(m: re.Match) -> Optional[tuple]:
     return _piped_password(m) if stem and key_kind(stem) else None
 
 
-# (gated by the keywords the assignment rule looks up anyway: the file's name holds one)
+# (gated by echo and printf: the keywords the file's name holds are on most lines of a text)
 _generic("cli-credential-flag", _ECHOED[:-len(r"[ \t]*\|[ \t]*")] + r"[ \t]*>>?[ \t]*(?P<file>[^\s;&|<>]+)",
-         _KEYWORDS, _echoed_to_secret_file, one_line=True)
+         ["echo", "printf"], _echoed_to_secret_file, one_line=True)
 # A here-string into a command that reads a password: `read -s PASS <<< "x"` (a variable named for
 # one), `vncpasswd -f <<< 'x'`, `passwd <<< ...`.
 _generic("cli-credential-flag", r"""\b(?:read\b[^\n<]*?[ \t]\w*(?i:pass|pw|secret|token)\w*|[\w-]*passw?d\b[^\n<]*?)"""
@@ -86,5 +86,5 @@ _generic("cli-credential-flag", r"(?m)^[ \t]*(?:(?:enable|username[ \t]+\S+(?:[ 
          r"(?:password|secret)(?:[ \t]+[07])?|(?:password|secret)[ \t]+[07])[ \t]+(?P<s>\S+)[ \t]*$",
          ["password", "secret"], _flag_value, one_line=True)
 # A .pgpass line: `host:port:database:user:password` (each field may be `*`), where "pgpass" is named.
-_generic("password-assignment", r"(?m)^[ \t]*[\w*][\w.*-]*:(?:\d{1,5}|\*):[^\s:]+:[^\s:]+:(?P<s>\S+)[ \t]*$", [],
-         _flag_value, requires=("pgpass",))
+_generic("password-assignment", r"(?m)^[ \t]*[\w*][\w.*-]*:(?:\d{1,5}|\*):[^\s:]+:[^\s:]+:(?P<s>\S+)[ \t]*$",
+         ["pgpass"], _flag_value)

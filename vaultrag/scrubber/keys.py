@@ -147,7 +147,7 @@ add("otp-seed", _OTP_LABEL, ("otp", "2fa", "mfa", "authenticator"), _otp_seed,
 # `API-Schlüssel: X`, `Clé API : X`, `Clave de API: X`, `Chiave segreta = X`, `API密钥：X`, `APIキー: X`,
 # `API 키: X`, `Ключ API: X`, `jeton : X`: a key or token word of another language, then at most three
 # words and a colon or `=`; the value must look random (`looks_secret_value`), as under `api_key`.
-_ASCII_KEY_LABELS = ("schluessel", "clave", "chiave", "chave", "klucz", "sleutel", "nyckel", "jeton")
+_ASCII_KEY_LABELS = ("clave", "chiave", "chave", "klucz", "sleutel")  # (each one more lookup in every text)
 _OTHER_KEY_LABELS = ("schlüssel", "clé", "ключ", "токен", "キー", "トークン", "密钥", "密鑰", "키")
 _KEY_QUALIFIERS = r"(?:[ \t-]+[^\s:：=.,;!?()\[\]{}\"'`]{1,20}){0,3}?"
 _KEY_VALUE = r"""[ \t]*[:：=][ \t]*(?:\*\*[ \t]*)?(?P<q>["'`]?)(?P<s>[^\s"'`]{16,400})(?P=q)"""

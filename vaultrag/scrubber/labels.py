@@ -51,7 +51,7 @@ _PROSE = (r"\b(?i:(?:wi-?fi |admin |root |user |guest |master |vpn |router |)(?:
 
 _ASCII_LABELS = ("mot de passe", "contrasena", "senha", "kennwort", "wachtwoord", "salasana", "passord",
                  "adgangskode", "heslo", "haslo", "lozinka", "geslo", "jelszo", "sifre", "losenord",
-                 "mat khau", "kata sandi", "contrasenya", "parool")
+                 "mat khau", "kata sandi", "contrasenya")
 _OTHER_LABELS = ("contraseña", "hasło", "lösenord", "jelszó", "şifre", "parolă", "mật khẩu", "slaptažodis",
                  "пароль", "парола", "лозинка", "гасло", "κωδικός πρόσβασης", "κωδικός", "סיסמה",
                  "كلمة المرور", "كلمة السر", "رمز عبور", "गुप्तशब्द", "पासवर्ड", "รหัสผ่าน",
