@@ -199,6 +199,225 @@ def probe_three() -> list:
     return cases
 
 
+def probe_four() -> list:
+    """Stop 32 (scrub10): config files pasted into notes, commands, URLs, TOTP seeds, keys in odd
+    wrappings, vendor tokens by their published shapes, secrets in tables, frontmatter, callouts,
+    labels of other languages and prose."""
+    r = random.Random(10)
+    A = string.ascii_letters + string.digits
+    U = A + "_-"
+    rs = lambda n, chars=A: "".join(r.choice(chars) for _ in range(n))  # noqa: E731
+    hexs = lambda n: rs(n, "0123456789abcdef")  # noqa: E731
+    digits = lambda n: rs(n, string.digits)  # noqa: E731
+    pw = lambda: r.choice(["Otter", "Lupo", "Cedar", "Nube", "Brisa", "Havik"]) + digits(r.randint(2, 4)) + r.choice("!#%?$&*")  # noqa: E731
+    b32 = lambda n: rs(n, "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567")  # noqa: E731
+    b64 = lambda nbytes: base64.b64encode(r.randbytes(nbytes)).decode()  # noqa: E731
+    cases = []
+    def c(name, text, secret): cases.append((name, text, secret))
+    # config files pasted into notes
+    v = "npm_" + rs(36); c("npmrc-scoped", f"@acme:registry=https://npm.pkg.github.com\n//npm.pkg.github.com/:_authToken={v}", v)
+    v = pw(); c("pypirc", f"[distutils]\nindex-servers = private\n\n[private]\nrepository = https://pypi.corp/\nusername = deploy\npassword = {v}", v)
+    v = pw(); c("netrc-multiline", f"machine git.corp.example\n  login deploy\n  password {v}", v)
+    v = pw(); c("pip-conf-extra", f"[global]\nextra-index-url = https://ci:{v}@nexus.corp/repository/pypi/simple", v)
+    v = base64.b64encode(f"robot:{pw()}".encode()).decode(); c("docker-config", json.dumps({"auths": {"https://index.docker.io/v1/": {"auth": v}}}, indent=2), v)
+    v = "ey" + rs(30); v = "eyJhbGciOiJSUzI1NiIsImtpZCI6IiJ9." + base64.urlsafe_b64encode(b'{"iss":"kubernetes/serviceaccount"}').decode().rstrip("=") + "." + rs(86, U); c("kubeconfig-token", f"users:\n- name: ci\n  user:\n    token: {v}", v)
+    v = rs(40, "abcdefghijklmnopqrstuvwxyz0123456789"); c("kubeconfig-token-opaque", f"users:\n- name: admin\n  user:\n    token: {v}", v)
+    v = pw(); c("tfvars-heredoc", f'variable "db" {{}}\nadmin_password = "{v}"', v)
+    v = rs(16, A + "!@#"); c("ansible-vault-pass", f"echo '{v}' > ~/.vault_pass.txt", v)
+    v = pw(); c("ansible-become", f"ansible_become_pass: {v}", v)
+    v = pw(); c("app-properties", f"spring.datasource.url=jdbc:mysql://db:3306/app\nspring.datasource.password={v}", v)
+    v = pw(); c("appsettings", json.dumps({"ConnectionStrings": {"Default": f"Server=db;Database=app;User Id=sa;Password={v};"}}, indent=2), v)
+    v = pw(); c("wp-config", f"define( 'DB_PASSWORD', '{v}' );", v)
+    v = rs(50, string.ascii_lowercase + string.digits + "!@#$%^&*(-_=+)"); c("django-secret", f"SECRET_KEY = 'django-insecure-{v}'", v)
+    v = hexs(32); c("rails-master-key", f"config/master.key:\n{v}", v)
+    v = hexs(128); c("rails-credentials", f"# rails credentials:edit\nsecret_key_base: {v}", v)
+    v = pw(); c("env-export-comment", f"export SMTP_PASSWORD=\"{v}\"  # rotated in May", v)
+    v = rs(24); c("env-inline-comment", f"API_SECRET={v} # prod", v)
+    v = pw(); c("systemd-env", f"[Service]\nEnvironment=\"DB_PASS={v}\"", v)
+    v = pw(); c("systemd-env-two", f"Environment=DB_USER=app DB_PASSWORD={v}", v)
+    v = pw(); c("docker-run-e-space", f"docker run -e MYSQL_ROOT_PASSWORD='{v}' -d mysql:8", v)
+    v = pw(); c("helm-set", f"helm install pg bitnami/postgresql --set auth.postgresPassword={v}", v)
+    v = pw(); c("helm-set-string", f"helm upgrade app ./chart --set-string secrets.apiToken={rs(32)} --set db.password={v}", v)
+    # commands
+    v = pw(); c("curl-u-quoted", f"curl -u 'admin:{v}' https://nexus.local/service/rest", v)
+    v = rs(40); c("curl-bearer", f'curl -H "Authorization: Bearer {v}" https://api.corp/v1/me', v)
+    v = base64.b64encode(f"svc:{pw()}".encode()).decode(); c("curl-basic", f"curl -H 'Authorization: Basic {v}' https://x.corp", v)
+    v = pw(); c("wget-password", f"wget --user=bob --password={v} https://files.corp/a.iso", v)
+    v = pw(); c("wget-http-password", f"wget --http-user=bob --http-password='{v}' https://files.corp/a.iso", v)
+    v = pw(); c("mysql-password-long", f"mysql --user=root --password={v} app", v)
+    v = pw(); c("psql-pgpassword-quoted", f"PGPASSWORD='{v}' psql -h db -U postgres", v)
+    v = pw(); c("redis-cli-auth", f"redis-cli -h cache -p 6379 -a '{v}' ping", v)
+    v = pw(); c("mongosh", f"mongosh \"mongodb+srv://cluster0.x.mongodb.net/app\" --username admin --password {v}", v)
+    v = pw(); c("smbclient", f"smbclient //nas/share -U alice%{v}", v)
+    v = pw(); c("mount-cifs", f"sudo mount -t cifs //nas/share /mnt -o username=alice,password={v}", v)
+    v = pw(); c("openssl-pass", f"openssl pkcs12 -export -in c.pem -out c.p12 -passout pass:{v}", v)
+    v = pw(); c("keytool", f"keytool -importkeystore -srckeystore a.p12 -srcstorepass {v} -deststorepass {v}", v)
+    v = pw(); c("rdesktop", f"xfreerdp /v:10.0.0.9 /u:Administrator /p:{v}", v)
+    v = pw(); c("git-clone-token", f"git clone https://oauth2:{rs(20)}@gitlab.corp/team/app.git\n# or with password {v}", v)
+    # URLs
+    v = pw(); c("mongodb-srv", f"MONGO_URI=mongodb+srv://app:{v}@cluster0.ab1cd.mongodb.net/?retryWrites=true", v)
+    v = pw(); c("jdbc-sqlserver", f"jdbc:sqlserver://db:1433;databaseName=app;user=sa;password={v};encrypt=true", v)
+    v = pw(); c("jdbc-mysql-query", f"jdbc:mysql://db:3306/app?user=root&password={v}&useSSL=false", v)
+    v = pw(); c("ftp-url", f"ftp://backup:{v}@ftp.corp.example/dumps/", v)
+    v = pw(); c("smb-url", f"smb://alice:{v}@nas.local/share", v)
+    v = "ghp_" + rs(36); c("git-remote-token", f"git remote set-url origin https://{v}@github.com/me/repo.git", v)
+    v = "glpat-" + rs(20, U); c("git-remote-glpat", f"[remote \"origin\"]\n\turl = https://gitlab-ci-token:{v}@gitlab.com/g/p.git", v)
+    v = pw(); c("url-query-password", f"https://router.local/login.cgi?username=admin&password={v}", v)
+    # TOTP
+    v = b32(32); c("otpauth-hotp", f"otpauth://hotp/ACME:bob?secret={v}&counter=0", v)
+    v = " ".join(b32(4).lower() for _ in range(8)); c("totp-grouped", f"2FA setup key: {v}", v)
+    v = b32(16); c("totp-secret-label", f"TOTP secret: {v}", v)
+    v = b32(32); c("mfa-seed-yaml", f"mfa_seed: {v}", v)
+    # keys in odd wrappings
+    body = "\n".join(b64(48) for _ in range(8))
+    c("pem-blockquote", "> -----BEGIN RSA PRIVATE KEY-----\n" + "\n".join("> " + l for l in body.split("\n")) + "\n> -----END RSA PRIVATE KEY-----", body.split("\n")[3])
+    c("pem-list-item", "- key:\n  ```\n  -----BEGIN EC PRIVATE KEY-----\n" + "\n".join("  " + l for l in body.split("\n")[:3]) + "\n  -----END EC PRIVATE KEY-----\n  ```", body.split("\n")[1])
+    c("pem-crlf", "-----BEGIN PRIVATE KEY-----\r\n" + "\r\n".join(body.split("\n")) + "\r\n-----END PRIVATE KEY-----\r\n", body.split("\n")[4])
+    c("pem-one-line-escaped", '"key": "-----BEGIN PRIVATE KEY-----\\n' + "\\n".join(body.split("\n")) + '\\n-----END PRIVATE KEY-----\\n"', body.split("\n")[2])
+    c("pem-spaces-one-line", "-----BEGIN OPENSSH PRIVATE KEY----- " + " ".join(body.split("\n")) + " -----END OPENSSH PRIVATE KEY-----", body.split("\n")[2])
+    c("pgp-private", "-----BEGIN PGP PRIVATE KEY BLOCK-----\nVersion: GnuPG v2\n\n" + body + "\n=" + rs(4) + "\n-----END PGP PRIVATE KEY BLOCK-----", body.split("\n")[5])
+    c("pem-callout", "> [!warning] server key\n> ```\n> -----BEGIN OPENSSH PRIVATE KEY-----\n" + "\n".join("> " + l for l in body.split("\n")[:4]) + "\n> -----END OPENSSH PRIVATE KEY-----\n> ```", body.split("\n")[2])
+    c("encrypted-pem", "-----BEGIN ENCRYPTED PRIVATE KEY-----\n" + body + "\n-----END ENCRYPTED PRIVATE KEY-----", body.split("\n")[6])
+    v = "eyJhbGciOiJIUzI1NiJ9." + base64.urlsafe_b64encode(b'{"sub":"42","role":"admin"}').decode().rstrip("=") + "." + rs(43, U); c("jwt-in-table", f"| env | token |\n|---|---|\n| prod | {v} |", v)
+    # cookies
+    v = rs(32, U); c("cookie-session", f"Cookie: session={v}; theme=dark", v)
+    v = rs(40, U); c("set-cookie", f"Set-Cookie: sessionid={v}; Path=/; HttpOnly; Secure", v)
+    v = "s%3A" + rs(32, U) + "." + rs(43, A + "%"); c("express-sid", f"Cookie: connect.sid={v}", v)
+    v = rs(26, string.ascii_lowercase + string.digits); c("php-sessid", f"PHPSESSID={v}", v)
+    # vendor tokens (shapes from their public docs)
+    v = "sk_live_" + rs(99); c("stripe-long", f"STRIPE_SECRET_KEY={v}", v)
+    v = "xoxp-" + digits(11) + "-" + digits(12) + "-" + digits(13) + "-" + hexs(32); c("slack-xoxp", f"slack user token {v}", v)
+    v = "xoxe.xoxp-1-" + rs(140, string.ascii_uppercase + string.digits); c("slack-rotated", f"refresh {v}", v)
+    v = rs(24, U) + "." + rs(6, U) + "." + rs(38, U); v = "M" + v[1:]; c("discord-bot", f"DISCORD_TOKEN={v}", v)
+    v = digits(10) + ":AA" + rs(33, U); c("telegram-url", f"https://api.telegram.org/bot{v}/sendMessage", v)
+    v = hexs(32); c("twilio-auth-token", f"TWILIO_ACCOUNT_SID=AC{hexs(32)}\nTWILIO_AUTH_TOKEN={v}", v)
+    v = "key-" + hexs(32); c("mailgun-legacy", f"api:{v}", v)
+    v = hexs(32) + "-" + hexs(8) + "-" + hexs(8); c("mailgun-new", f"MAILGUN_API_KEY={v}", v)
+    v = "sk-" + rs(48); c("openai-legacy", f"openai.api_key = \"{v}\"", v)
+    v = "sk-svcacct-" + rs(74, U) + "T3BlbkFJ" + rs(74, U); c("openai-svcacct", f"key: {v}", v)
+    v = "sk-ant-api03-" + rs(93, U) + "AA"; c("anthropic-prose", f"use {v} for the eval runs", v)
+    v = "hf_" + rs(34); c("hf-prose", f"my HF token is {v}", v)
+    v = "glpat-" + rs(20, U); c("glpat-prose", f"GitLab PAT {v} (expires 2027)", v)
+    v = "npm_" + rs(36); c("npm-prose", f"publish with {v}", v)
+    v = "pypi-AgEIcHlwaS5vcmc" + rs(120, U); c("pypi-env", f"TWINE_PASSWORD={v}", v)
+    v = "dop_v1_" + hexs(64); c("do-prose", f"doctl auth init -t {v}", v)
+    v = "shpss_" + hexs(32); c("shopify-shared", f"Shopify shared secret {v}", v)
+    v = "EAAA" + rs(60, U); c("square-access", f"SQUARE_ACCESS_TOKEN={v}", v)
+    v = b64(64); c("azure-accountkey", f"DefaultEndpointsProtocol=https;AccountName=st1;AccountKey={v};EndpointSuffix=core.windows.net", v)
+    v = rs(43, A + "%") + "%3D"; c("azure-sas-connstr", f"BlobEndpoint=https://st1.blob.core.windows.net/;SharedAccessSignature=sv=2022-11-02&ss=b&sig={v}", v)
+    v = rs(44, A + "+/"); c("azure-sb", f"Endpoint=sb://ns.servicebus.windows.net/;SharedAccessKeyName=Root;SharedAccessKey={v}=", v)
+    key = "-----BEGIN PRIVATE KEY-----\n" + body + "\n-----END PRIVATE KEY-----\n"
+    c("gcp-sa-inline", json.dumps({"type": "service_account", "private_key": key, "client_email": "a@p.iam.gserviceaccount.com"}), body.split("\n")[3])
+    v = rs(40, A + "+/"); c("aws-pair-env", f"AWS_ACCESS_KEY_ID=AKIA{rs(16, string.ascii_uppercase + '234567')}\nAWS_SECRET_ACCESS_KEY={v}", v)
+    v = rs(40, A + "+/"); c("aws-pair-prose", f"access key AKIA{rs(16, string.ascii_uppercase + '234567')} / secret {v}", v)
+    v = rs(40, A + "+/"); c("aws-pair-table", f"| key id | secret |\n|---|---|\n| AKIA{rs(16, string.ascii_uppercase + '234567')} | {v} |", v)
+    # tables, frontmatter, callouts
+    v = pw(); c("table-pass-col", f"| Host | Login | Pass |\n| --- | --- | --- |\n| nas | admin | {v} |", v)
+    v = pw(); c("table-de", f"| Dienst | Benutzer | Kennwort |\n|:--|:--|:--|\n| Router | admin | {v} |", v)
+    v = rs(32); c("table-api-key", f"| Service | API key |\n|---|---|\n| Mapbox | {v} |", v)
+    v = pw(); c("frontmatter-nested", f"---\ntitle: NAS\nlogin:\n  user: admin\n  password: \"{v}\"\n---\nbody", v)
+    v = pw(); c("callout-bold", f"> [!info] Zugang\n> **Passwort:** {v}", v)
+    v = pw(); c("callout-inline-code", f"> [!tip]\n> root pw: `{v}`", v)
+    # other languages' labels
+    v = pw(); c("fr-mdp-colon", f"Mot de passe : {v}", v)
+    v = pw(); c("es-clave", f"Clave: {v}", v)
+    v = pw(); c("it-password", f"La password del router è {v}", v)
+    v = pw(); c("pt-senha-wifi", f"Senha do Wi-Fi: {v}", v)
+    v = pw(); c("nl-wachtwoord", f"Wachtwoord: {v}", v)
+    v = pw(); c("pl-haslo", f"Hasło do routera: {v}", v)
+    v = pw(); c("cs-heslo", f"Heslo k Wi-Fi: {v}", v)
+    v = pw(); c("tr-sifre", f"Şifre: {v}", v)
+    v = pw(); c("ja-pw", f"パスワードは {v} です", v)
+    v = pw(); c("zh-pw", f"WiFi密码：{v}", v)
+    v = pw(); c("ko-pw", f"와이파이 비밀번호: {v}", v)
+    v = pw(); c("ru-pw", f"пароль от почты — {v}", v)
+    v = digits(4); c("de-pin", f"PIN der EC-Karte: {v}", v)
+    v = digits(6); c("fr-code", f"Code d'accès : {v}", v)
+    v = digits(4); c("ja-pin", f"暗証番号：{v}", v)
+    v = digits(4); c("ru-pin", f"ПИН-код: {v}", v)
+    v = rs(32); c("de-api-schluessel", f"API-Schlüssel: {v}", v)
+    v = rs(32); c("fr-cle-api", f"Clé API : {v}", v)
+    v = rs(32); c("es-clave-api", f"Clave de API: {v}", v)
+    # prose
+    v = digits(4); c("prose-gate", f"the code for the gate is {v}", v)
+    v = pw(); c("prose-login-with", f"log in as admin with password {v}", v)
+    v = pw(); c("prose-use", f"the router login is admin and the password {v}", v)
+    v = pw(); c("prose-set-to", f"I set the root password to {v} yesterday", v)
+    v = pw(); c("prose-changed", f"changed the wifi password to {v}", v)
+    v = base64.b64encode(f"admin:{pw()}".encode()).decode(); c("b64-basic-prose", f"basic auth header value is {v}", v)
+    v = "$apr1$" + rs(8, A + "./") + "$" + rs(22, A + "./"); c("htpasswd-label", f"htpasswd: admin:{v}", v)
+    v = "$2y$10$" + rs(53, A + "./"); c("htpasswd-bcrypt-label", f"- basic auth users: `admin:{v}`", v)
+    # more tools, configs and labels (written after the first fixes: tried on main too)
+    v=pw(); c("pgpass", f"~/.pgpass:\n\ndb.internal:5432:app:app_user:{v}", v)
+    v=pw(); c("ssh-keygen-N", f"ssh-keygen -t ed25519 -N '{v}' -f ~/.ssh/id", v)
+    v=pw(); c("openssl-k", f"openssl enc -aes-256-cbc -salt -in a -out a.enc -k {v}", v)
+    v=pw(); c("zip-P", f"zip -P {v} secret.zip notes.txt", v)
+    v=pw(); c("7z-p", f"7z a -p{v} backup.7z docs/", v)
+    v=pw(); c("gpg-passphrase", f"gpg --batch --passphrase {v} -c file", v)
+    v=pw(); c("sqlplus", f"sqlplus scott/{v}@orcl", v)
+    v=pw(); c("lftp", f"lftp -u deploy,{v} sftp://files.corp", v)
+    v=pw(); c("mysql_pwd", f"MYSQL_PWD={v} mysqldump app > app.sql", v)
+    v=pw(); c("wpa-psk", f'network={{\n  ssid="HomeNet"\n  psk="{v}"\n}}', v)
+    v=pw(); c("cisco-user", f"username admin privilege 15 password 0 {v}", v)
+    v=pw(); c("cisco-enable", f"enable password {v}", v)
+    v=pw(); c("pw-abbr", f"PW: {v}", v)
+    v=pw(); c("pwd-label", f"pwd: {v}", v)
+    v=pw(); c("pass-label", f"Pass: {v}", v)
+    v="Fluffy"+str(r.randint(1,9)); c("security-answer", f"Security question answer: {v}", v)
+    v=" ".join(rs(4, string.ascii_lowercase) for _ in range(4)); c("google-app-pw", f"Gmail app password: {v}", v)
+    v="-".join(rs(4, string.ascii_lowercase) for _ in range(4)); c("apple-app-pw", f"app-specific password: {v}", v)
+    v="ATBB"+rs(32); c("bitbucket", f"bitbucket app password {v}", v)
+    v="gldt-"+rs(20); c("gitlab-deploy", f"deploy token {v}", v)
+    v="glrt-"+rs(20); c("gitlab-runner", f"runner {v}", v)
+    v="dckr_pat_"+rs(27, A+"_-"); c("dockerhub", f"docker login -u me --password-stdin <<< {v}", v)
+    v="dckr_pat_"+rs(27, A+"_-"); c("dockerhub-bare", f"Docker Hub PAT {v}", v)
+    v=rs(14)+".atlasv1."+rs(67); c("tfc", f"credentials app.terraform.io {{ token = {v} }}", v)
+    v="nfp_"+rs(36); c("netlify", f"netlify {v}", v)
+    v="GOCSPX-"+rs(28, A+"_-"); c("google-oauth", f"client secret GOCSPX {v}", v)
+    v="GOCSPX-"+rs(28, A+"_-"); c("google-oauth-bare", f"{v}", v)
+    v="figd_"+rs(40, A+"_-"); c("figma", f"figma {v}", v)
+    v="CFPAT-"+rs(43, A+"_-"); c("contentful", f"contentful {v}", v)
+    v="rubygems_"+rs(48, "0123456789abcdef"); c("rubygems", f":rubygems_api_key: {v}", v)
+    v="rzp_live_"+rs(14); c("razorpay", f"razorpay key rzp {v}", v)
+    v=base64.urlsafe_b64encode(r.randbytes(256)).decode().rstrip("="); c("jwk-d", json.dumps({"kty":"RSA","n":rs(40),"e":"AQAB","d":v}), v)
+    body="\n".join("  "+base64.b64encode(r.randbytes(48)).decode() for _ in range(5)); c("pem-yaml-indented", "ssh_key: |\n  -----BEGIN OPENSSH PRIVATE KEY-----\n"+body+"\n  -----END OPENSSH PRIVATE KEY-----", body.split("\n")[2].strip())
+    v=pw(); c("user-pass-slash", f"user/pass: admin/{v}", v)
+    v=pw(); c("u-p", f"u: admin p: {v}", v)
+    v="-".join(str(r.randint(10,99)) for _ in range(3)); c("safe-label", f"Safe: {v}", v)
+    v=pw(); c("id-kata-sandi", f"Kata sandi: {v}", v)
+    v=pw(); c("ca-contrasenya", f"Contrasenya: {v}", v)
+    v=pw(); c("et-parool", f"Parool: {v}", v)
+    v=pw(); c("lt", f"Slaptažodis: {v}", v)
+    v=pw(); c("zh-shi", f"密码是{v}", v)
+    v=pw(); c("emoji-key", f"🔑 {v}", v)
+    v=pw(); c("wifi-prose-key", f"Wi-Fi HomeNet, key {v}", v)
+    v=rs(52, "abcdefghijklmnopqrstuvwxyz234567"); c("azdo-pat", f"Azure DevOps PAT: {v}", v)
+    v=rs(37, "0123456789abcdef"); c("cf-global", f"CF_API_KEY={v}", v)
+    v=rs(32, "0123456789abcdef"); c("algolia", f"Algolia admin key: {v}", v)
+    v=pw(); c("xml-attr-pw", f'<user name="admin" password="{v}"/>', v)
+    v=pw(); c("ini-spaces", f"password       =     {v}", v)
+    v=pw(); c("yaml-anchor", f"password: &pw {v}", v)
+    v=pw(); c("powershell-cred", f"$cred = New-Object PSCredential('admin', (ConvertTo-SecureString '{v}' -AsPlainText -Force))", v)
+    v=pw(); c("python-kwarg", f"psycopg2.connect(host='db', user='app', password='{v}')", v)
+    v=pw(); c("js-object", f"const cfg = {{ user: 'app', pass: '{v}' }}", v)
+    v=pw(); c("go-struct", f'Password: "{v}",', v)
+    v=pw(); c("rust", f'let pw = "{v}";', v)
+    v=pw(); c("bash-read", f'read -s PASS <<< "{v}"', v)
+    v=pw(); c("heroku-config", f"heroku config:set DB_PASSWORD={v}", v)
+    v=pw(); c("gh-secret", f"gh secret set DB_PASSWORD --body '{v}'", v)
+    v=pw(); c("kubectl-docker", f"kubectl create secret docker-registry reg --docker-username=me --docker-password={v}", v)
+    v=pw(); c("ldap-url", f"ldap://cn=admin,dc=corp:{v}@ldap.corp", v)
+    v=pw(); c("vnc", f"vncpasswd -f <<< '{v}'", v)
+    v=pw(); c("mikrotik", f"/user add name=ops group=full password={v}", v)
+    v=pw(); c("snmpv3", f"snmpwalk -v3 -u ops -l authPriv -a SHA -A {v} -x AES -X {v} 10.0.0.1", v)
+    v=pw(); c("ipmitool", f"ipmitool -I lanplus -H 10.0.0.8 -U ADMIN -P {v} power status", v)
+    v=pw(); c("mongo-u-p", f"mongo -u admin -p {v} --authenticationDatabase admin", v)
+    v=pw(); c("psql-url", f'psql "host=db user=app password={v} dbname=app"', v)
+    v=pw(); c("rclone", f"rclone config create s3 s3 access_key_id AKIA secret_access_key {v}", v)
+    v=pw(); c("pass-in-parens", f"admin ({v})", v)
+    return cases
+
+
 # Prose and code that use the same words and hold no secret: each must come back unchanged.
 FALSE_POSITIVES = (
     "The PIN header has 40 pins; pin 13 drives the LED.", "Recovery codes are shown once: store them offline.",
@@ -211,6 +430,22 @@ FALSE_POSITIVES = (
     "ISBN 978-3-16-148410-0 (Prüfziffer 0)", "$this->token->refresh();", "key -> value", "pins 1 2 3 4 are GND",
     "Backup codes: see the 1Password vault", "private key fingerprint: SHA256:nThbg6kXUpJWGl7E1IGOCspRomTxdCARLviKw6E5SY8",
     "commit 4c0883a69102937d6231471b5dbb6204fe512961", 'the passphrase was "not set"',
+    # round 10: the words of its rules in text without a secret
+    "Cookie: theme=dark; lang=en", "Set-Cookie: id=a3fWa; Expires=Thu, 21 Oct 2026 07:28:00 GMT; Secure",
+    "session_id: 550e8400-e29b-41d4-a716-446655440000",
+    "Claude-Session: https://claude.ai/code/session_01UnLnhsH25Nnv7LHhekUfPd",
+    "2FA: enabled via the authenticator app", "MFA code: 123456 (it expires in 30 s)",
+    "error code for the door sensor is 4040 ms", "palabra clave: Python3", "Clave primaria: id_usuario",
+    "with password reset enabled", "hash the password SHA256-style", "encrypt with password AES-256",
+    'fields = ["password", "user_name"]', 'validate("password", "required|min:8")',
+    "Basic authentication is configured in nginx.conf", "echo hello > secret.txt",
+    "Public key:\nAAAAC3NzaC1lZDI1NTE5AAAAIQ0nrBgBffOrtqtWNW9JEH1WAFrAlEO6i",
+    "Host key fingerprint:\nSHA256nThbg6kXUpJWGl7E1IGOCspRomTxdCARLviKw6E5SY8",
+    "ssh-keygen -t ed25519 -N '' -f key", "7z a -mx=9 -p backup.7z docs/", "sqlplus / as sysdba",
+    "zip -r -P ${ZIP_PASSWORD} out.zip dir", "PSK_IDENTITY=client1", "key_mgmt=WPA-PSK",
+    "security answers: must be at least 3 characters", "🔑 Keys and tokens", "service password-encryption",
+    "API-Schlüssel: siehe Tresor", "Clé API : dans le coffre", "snmpwalk -v2c -c public 10.0.0.1",
+    'read -s PASS <<< "$INPUT"', "openssl enc -d -aes-256-cbc -k $KEY -in a.enc",
 )
 
 
@@ -220,7 +455,7 @@ def main() -> int:
     for t in altered:
         print("ALTERED " + t)
     print(f"false-positive texts: {len(altered)} altered / {len(FALSE_POSITIVES)}")
-    for name, probe in (("first probe", probe_one), ("second probe", probe_two), ("third probe", probe_three)):
+    for name, probe in (("first probe", probe_one), ("second probe", probe_two), ("third probe", probe_three), ("fourth probe", probe_four)):
         cases = probe()
         leaks = 0
         for case, text, secret in cases:

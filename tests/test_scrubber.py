@@ -309,6 +309,11 @@ FACTORIES = {
         r.choice("KL") + pick(r, "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz", 51)),
     "social-security-number": lambda r: (lambda s: (r.choice([f"SSN: {s}", f"my social security number is {s}"]), s))(
         f"{r.randint(1, 665):03d}-{r.randint(1, 99):02d}-{r.randint(1, 9999):04d}"),
+    "session-cookie": lambda r: (lambda s: (r.choice([f"Cookie: theme=dark; session={s}", f"PHPSESSID={s}",
+                                                        f"Set-Cookie: sessionid={s}; Path=/"]), s))(
+        pick(r, ALNUM + "_-", 32)),
+    "otp-seed": lambda r: (lambda s: (r.choice([f"TOTP seed: {s}", f"Google Authenticator: {s}", f"mfa_seed: {s}"]), s))(
+        pick(r, "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567", 32)),
 }
 
 

@@ -57,6 +57,12 @@ def run_hook(script: str, payload: dict, env: dict) -> str:
     return p.stdout.decode()
 
 
+def _holds(text: str, secret: str) -> bool:
+    if not secret.isdigit():
+        return secret in text
+    return re.search(r"(?<![0-9])%s(?![0-9])" % secret, text) is not None
+
+
 @pytest.fixture
 def indexed(tmp_path, cfg_for, caplog):
     items = planted()
@@ -95,7 +101,8 @@ def test_planted_secrets_never_leave_the_vault(indexed, caplog, isolated_env):
     hook_log = isolated_env / "state" / "vaultrag" / "hooks.log"
     logs = caplog.text + (hook_log.read_text(encoding="utf-8") if hook_log.exists() else "")
     in_db = [s for s in secrets if any(p in stored for p in probes(s))]
-    elsewhere = [s for s in secrets if s in logs or any(s in o for o in outputs)]
+    # (a secret of digits counts where no digit touches it: PIN `6100` is not in bm25 score `3.31610010`)
+    elsewhere = [s for s in secrets if any(_holds(o, s) for o in [logs, *outputs])]
     assert not in_db, f"{len(in_db)} of {len(secrets)} planted secrets in the database bytes: {in_db[:5]}"
     assert not elsewhere, f"{len(elsewhere)} planted secrets in logs or outputs: {elsewhere[:5]}"
 

@@ -6,8 +6,10 @@ registry and the match checks), `vendors` (prefix-and-shape rules, `PREFIXED` ta
 prose and under labels of other languages, after a colon, a dash or a copula), `shapes` (credentials
 with no key name: Markdown table columns, Wi-Fi QR strings, seed phrases, crypt(3) hashes, `login:
 user / password`), `keys` (keys with no prefix: BitLocker and labelled recovery keys, wallets'
-private keys), `digits` (secrets made of digits: PINs, door and safe codes, payment cards and their
-CVV, US SSNs), `engine` (scrub()).
+private keys, TOTP seeds, keys labelled in other languages), `commands` (passwords on the command
+lines of tools with their own spelling: keytool, openssl, FreeRDP, Samba, zip, SQL*Plus, SNMPv3,
+Cisco IOS, .pgpass lines), `cookies` (session cookies), `digits` (secrets made of digits: PINs, door
+and safe codes, payment cards and their CVV, US SSNs), `engine` (scrub()).
 
 Everything vaultrag stores or injects passes through `scrub` first: the raw note before it is parsed
 (so headings, frontmatter, FTS rows, vectors and citations never see a secret), hook tool output, and
@@ -89,7 +91,7 @@ __all__ = ["Finding", "GENERIC_RULES", "RULES", "VENDOR_RULES", "ruleset_id", "s
 # seen by ruleset_id on its own). The index records the ruleset it was scrubbed with; the next
 # reindex under another ruleset re-scrubs every note, so a secret an older scrubber missed does
 # not stay in an index built before the rule that finds it (indexer.settings_fingerprint).
-RULES_VERSION = "2026-12-03.3"  # qualified labels, Wi-Fi keys, piped passwords, recovery and wallet keys, SSNs
+RULES_VERSION = "2026-12-03.4"  # cookies, TOTP seeds, tool command lines, key labels of other languages, psk
 
 
 def ruleset_id() -> str:

@@ -62,6 +62,10 @@ _CODE_QUALIFIERS = frozenset("""pin puk door gate garage alarm safe lock locker 
     entrance keypad unlock building house front security lockbox""".split())
 _LOCK_WORDS = frozenset("""safe lock locker padlock vault lockbox bike gun tresor schloss safes coffre
     cadenas caja fuerte cofre lucchetto cassaforte kluis""".split())
+# Words before a code word that make it a machine's code whatever lock follows ("error code for
+# the door sensor is 4040").
+_NOT_LOCK_CODES = frozenset("""error exit status return response http result fault event area zip postal
+    country promo discount coupon product reason""".split())
 # Words between the label and its separator that make the number something else than the code.
 _ABOUT_WORDS = frozenset("""count counts length size pitch spacing mode state header headers layout
     diagram number numbers value values index policy attempts retries tries digits limit changes
@@ -81,7 +85,8 @@ _PIN_POST = (r"(?P<post>[ \t]+(?i:pin|puk|secret|confidentiel|d['’]acc[eè]s|d
              r"|di[ \t]+accesso|dost[eę]pu|de[ \t]+seguridad|di[ \t]+sicurezza|de[ \t]+la[ \t]+porte))?")
 # Words, then perhaps a parenthesis ("PIN (Visa): 4711"), then the closing quote of a JSON key or
 # the end of Markdown bold (`"pin": "4711"`, `**PIN:** 4711`).
-_GAP = r"""(?P<gap>(?:[ \t]+[^\W\d_]{1,20}){0,%d}?(?:[ \t]*\([^()\n]{1,30}\))?)(?:["'`]|\*{1,2})?""" % MAX_GAP_WORDS
+_GAP = (r"""(?P<gap>(?:[ \t]+[^\W\d_](?:-?[^\W\d_]){0,19}){0,%d}?(?:[ \t]*\([^()\n]{1,30}\))?)"""
+        r"""(?:["'`]|\*{1,2})?""" % MAX_GAP_WORDS)  # (a word may be hyphenated: "PIN der EC-Karte:")
 _BOLD_END = r"(?:\*{1,2}[ \t]*)?"  # `**PIN:** 4711`
 # A code read out digit by digit is written with spaces (`1 9 8 4`): 4-10 single digits.
 _PIN_VALUE = _BOLD_END + r"""["'`]?(?P<s>\d{%d,%d}|\d(?: \d){%d,%d}|\d{1,3}(?:[- ]\d{1,3}){1,4})%s""" % (
@@ -145,8 +150,11 @@ def _pin(m: re.Match) -> Optional[tuple]:
     elif head != a:  # Türcode, passcode; not barcode, opcode, unicode, exitcode
         if word not in _CODE_COMPOUNDS:
             return None
-    elif not (m.groupdict().get("post") or _words_before(text, a) & _CODE_QUALIFIERS):
-        return None  # code 404, exit code 1, error code 0x80070005, area code 0711
+    elif not (m.groupdict().get("post") or _words_before(text, a) & _CODE_QUALIFIERS
+              or (m.group("sep").strip() and {w.lower() for w in gap} & _CODE_QUALIFIERS
+                  and not _words_before(text, a) & _NOT_LOCK_CODES)):
+        return None  # code 404, exit code 1, error code 0x80070005, area code 0711 (the code *for
+                     # the gate* is, after a colon or a copula)
     return None if grouped else m.span("s")
 
 

@@ -9,6 +9,7 @@ from functools import lru_cache
 from typing import Callable, Iterable, Optional
 
 from . import generic, keys, labels, shapes, vendors  # noqa: F401  (they fill the registry)
+from . import commands, cookies  # noqa: F401,E402  (after them: a tie keeps the older rule's name)
 from . import digits  # noqa: F401,E402  (last: a tie with the rules above keeps their name)
 from .rules import REGISTRY, _is_word, in_template
 
@@ -85,8 +86,8 @@ if not all(any(f in n for f in MASK_FLOORS) for i in _IN_DIGIT_MASKS for n in _R
 _NON_ASCII = tuple(i for i, r in enumerate(_RULES) if r.non_ascii)
 # Their gates: each distinct lowered trigger once (a rule spells case variants out for the lines it
 # searches, `Код` beside `код`; the lowered text holds the lowered one wherever the text holds either).
-_NON_ASCII_GATES = tuple((t, tuple(o for o in _NON_ASCII if t in {x.lower() for x in _RULES[o].triggers}))
-                         for t in dict.fromkeys(t.lower() for o in _NON_ASCII for t in _RULES[o].triggers))
+_NON_ASCII_GATES = {t: tuple(o for o in _NON_ASCII if t in {x.lower() for x in _RULES[o].triggers})
+                    for t in dict.fromkeys(t.lower() for o in _NON_ASCII for t in _RULES[o].triggers)}
 _UNGATED_LARGE = _UNGATED + [i for i, r in enumerate(_RULES)
                              if any(t in _SELF_GATED for t in r.triggers)]  # anchored: find their own
 _IN_RUNS = [i for i, r in enumerate(_RULES) if r.in_runs]
@@ -148,7 +149,10 @@ def _plan(triggers: tuple) -> tuple:
     parts = [p for p in _SHARED_PARTS if p not in triggers and sum(p in t for t in triggers) >= 2]
     literals = list(triggers) + parts
     children: dict[str, list] = {}
+    single = [lit for lit in literals if len(lit) == 1]  # a one-character literal is its own root
     for lit in literals:
+        if len(lit) == 1:
+            continue
         inside = [o for o in literals if o != lit and o in lit]
         parent = max(inside, key=len) if inside else min(lit, key=lambda c: rank.get(c, -1))
         children.setdefault(parent, []).append(lit)
@@ -158,7 +162,7 @@ def _plan(triggers: tuple) -> tuple:
         leaves = tuple(k for k in kids if k not in children and k in triggers)
         inner = tuple(node(k) for k in kids if k in children)
         return lit, lit in triggers, leaves, inner
-    roots = dict.fromkeys(p for p in children if p not in literals)  # the characters, first-seen order
+    roots = dict.fromkeys([p for p in children if p not in literals] + single)  # characters, first-seen order
     return tuple(node(c) for c in roots)
 
 
@@ -173,13 +177,15 @@ class _Plans:
     token: tuple   # token triggers without a "/": looked up in the windows' distinct "/"-parts
     slash: tuple   # (paths repeat their folders on every line: `ls -R`, globs, tracebacks)
     token_any: tuple
+    non_ascii: tuple  # the non-ASCII rules' lowered triggers, looked up in the lowered text itself
 
 
 @lru_cache(maxsize=None)
 def _plans() -> _Plans:
     return _Plans(_plan(_SHORT_TRIGGERS), _plan(_LONG_TRIGGERS),
                   _plan(tuple(t for t in _TOKEN_TRIGGERS if "/" not in t)),
-                  _plan(tuple(t for t in _TOKEN_TRIGGERS if "/" in t)), _plan(_TOKEN_ANY_TRIGGERS))
+                  _plan(tuple(t for t in _TOKEN_TRIGGERS if "/" in t)), _plan(_TOKEN_ANY_TRIGGERS),
+                  _plan(tuple(_NON_ASCII_GATES)))
 _PLANNED_SHORT = frozenset(_SHORT_TRIGGERS)
 _PLANNED_SHORT_LONG = _PLANNED_SHORT | frozenset(_LONG_TRIGGERS)
 
@@ -292,7 +298,11 @@ def _find(text: str) -> list[tuple[int, int, str]]:
         _match_digit_masks(text, low, raw.translate(_DIGIT_TABLE), candidates)
     if _NON_ASCII and not text.isascii():
         # their literals are not ASCII: looked up in the lowered text itself, not in its ASCII copy
-        orders = tuple(sorted({o for t, gated in _NON_ASCII_GATES if t in lowered for o in gated}))
+        # (through a plan as the ASCII triggers are: a label is looked up only if the label inside it
+        # or its first non-ASCII letter was found, so `ключ` gates `ключ восстановления` and a text
+        # with no `ü` skips every label spelt with one)
+        found = _present(lowered, plans.non_ascii, [])
+        orders = tuple(sorted({o for t in found for o in _NON_ASCII_GATES[t]}))
         if orders:
             _match_rules(text, text, orders, candidates, (None, [], frozenset()))
     if not candidates:

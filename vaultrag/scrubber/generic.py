@@ -30,10 +30,10 @@ _CODE_REF_RE = re.compile(r"[A-Za-z_$][\w$]*(?:(?:\.|::|->)[A-Za-z_$][\w$]*)+|[A
 _CLOSERS = {")": "(", "]": "[", "}": "{"}
 _PATH_RE = re.compile(r"(?:~|\.{1,2})?/|[A-Za-z]:\\")
 _UUID = r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
-_KEYWORDS = ("pass", "pw", "secret", "token", "key", "cred", "auth")  # pw: pwd too; cred: creds too
+_KEYWORDS = ("pass", "pw", "secret", "token", "key", "cred", "auth", "psk")  # pw: pwd too; cred: creds too
 
 # The name: keyword, then the rest of the identifier (`_123`, `Token`, `_secure`, `[]`).
-_NAME = (r"(?P<name>(?i:pass(?:word|wd|phrase|code|wort)?|pwd|pw|secret|token|key|credentials?"
+_NAME = (r"(?P<name>(?i:pass(?:word|wd|phrase|code|wort)?|pwd|pw|psk|secret|token|key|credentials?"
          r"|creds|auth(?:orization)?)[\w.-]{0,40}?)(?!\w)")  # never cut inside a word
 _CLOSE = r"""(?:\\?["'`])?(?:\[\d*\])?\]?"""  # closing quote of "key", [] of a C array, ] of [key]
 # `var token string = ..`, `val key: String = ..`, `token: str = ..` (then the value is code)
@@ -113,6 +113,9 @@ def _named(kind: str, span: Optional[tuple]) -> Optional[tuple]:
     return span and (*span, "password-assignment" if kind == "password" else "secret-assignment")
 
 
+_TYPED_AS_RE = re.compile(r"""(?:\\?["'`])?[ \t]*:[ \t]*(?P<t>[A-Za-z_][\w.]*)""")  # what _TYPE took as a type
+
+
 def _assignment(m: re.Match) -> Optional[tuple]:
     """`key = value` in .env, code, JSON, YAML, TOML, INI, Makefiles, headers and query strings."""
     text = m.string
@@ -121,6 +124,14 @@ def _assignment(m: re.Match) -> Optional[tuple]:
         return None
     a, b = target(m)
     sep = m.group("sep") or ""
+    typed = _TYPED_AS_RE.match(text, m.end("name"), m.start("sep") if sep else a)
+    if typed and looks_random(typed.group("t")):
+        # `Password: SqqxC8954pPpQ=Rc` is not `password: Type = value`: a random "type" is the
+        # password's start, and the password runs to the next space
+        stop = typed.start("t")
+        while stop < len(text) and not text[stop].isspace():
+            stop += 1
+        return _named(kind, judge_value(text, kind, typed.start("t"), stop, False, ":"))
     if sep in ("==", "===", "!=", "!==") and m.group("q") is None:
         return None  # `if token == other_token`: a comparison of names
     if m.group("q") is None and text[b:b + 1] == ",":  # `secret = A,.:-¨@*¿?!`: commas typed in
@@ -135,6 +146,15 @@ def _assignment(m: re.Match) -> Optional[tuple]:
             stop += 1
         if "=" not in text[b:stop]:
             b = stop
+    name_quoted = text[m.end("name"):m.end("name") + 1] in "\"'`"
+    if sep == "," and kind == "password" and m.group("q") is not None and name_quoted:
+        # `define('DB_PASSWORD', 'x')`, `setenv("PGPASSWORD", "x")`, `config.set("password", "x")`: a
+        # quoted password name and a quoted value are a pair when the value is typed as passwords are
+        # (a digit, and a capital or a symbol), not a list of names or a validation rule (`min:8`)
+        value = text[a:b]
+        if (_typed_shape(value) and any(c.isdigit() for c in value) and not key_kind(value)
+                and any(c.isupper() or c in "!#$%&*+=?@^~" for c in value) and not re.search(r"[\s:|]", value)):
+            return _named(kind, judge_value(text, kind, a, b, True, "="))
     return _named(kind, judge_value(text, kind, a, b, m.group("q") is not None, sep))
 
 
@@ -172,12 +192,12 @@ def _flag_value(m: re.Match) -> Optional[tuple]:
     """`--password X`, `--token=X`, `sshpass -p X`, `mysql -pX`, `curl -u user:X`."""
     a, b = target(m)
     value = m.string[a:b]
-    if value.startswith("-") or len(value) < MIN_PASSWORD_LEN or stands_in_for_password(value):
-        return None  # the next flag, `-p` alone (prompt), or a template
+    if value.startswith(("-", "{{")) or len(value) < MIN_PASSWORD_LEN or stands_in_for_password(value):
+        return None  # the next flag, `-p` alone (prompt), or a template (`-p{{kata sandi}}`: cut at its space)
     if "s2" in m.re.groupindex and m.start("s2") == a and _prose_follows(m.string, value, b):
         return None  # help text: `--password   Prompt for the password`
     flag = m.groupdict().get("flag")
-    if flag and flag.lower() not in ("password", "passwd", "pass"):
+    if flag and flag.lower() not in ("password", "passwd", "passphrase", "pass"):
         return (a, b) if looks_random(value) else None
     return a, b
 
@@ -236,10 +256,24 @@ _generic("authorization-header",
          r"(?P<s>[A-Za-z0-9._~+/-]{12,}=*)", ["auth"], _authorization, anchored=True)
 _generic("basic-auth-credentials", r"\b(?i:basic)[ \t]+(?P<s>[A-Za-z0-9+/]{8,}={0,2})(?![\w+/=])",
          ["basic"], basic, anchored=True)
+
+
+def _basic_in_prose(m: re.Match) -> Optional[tuple]:
+    """`basic auth header value is dXNlcjpwYXNz`: a base64 `user:password` a few words after "basic"
+    (each run of the window is decoded; the first that is one counts)."""
+    for run in _B64_RUN_RE.finditer(m.string, m.start("w"), m.end("w")):
+        span = basic(run)
+        if span:
+            return span
+    return None
+
+
+_B64_RUN_RE = re.compile(r"(?<![\w+/=])(?P<s>[A-Za-z0-9+/]{12,}={0,2})(?![\w+/=])")
+_generic("basic-auth-credentials", r"\b(?i:basic)\b(?P<w>[^\n]{1,60})", ["basic"], _basic_in_prose, one_line=True)
 _generic("netrc-password", r"\b(?i:machine)[ \t]+[\w.-]+(?:\s+(?:login|port|account)[ \t]+\S+){0,3}\s+"
          r"password[ \t]+(?P<s>\S+)", ["machine"], anchored=True)
 _generic("cli-credential-flag",
-         r"--(?:[\w-]*-)?(?P<flag>(?i:password|passwd|pass|token|secret|api-?key|access-key|auth-token))"
+         r"--(?:[\w-]*-)?(?P<flag>(?i:password|passwd|passphrase|pass|token|secret|api-?key|access-key|auth-token))"
          r"(?:=|[ \t]+)" + _VALUE, ["--"], _flag_value)
 _generic("cli-credential-flag",
          r"\b(?:sshpass|(?:docker|podman|nerdctl|helm|buildah|skopeo|oras|crane|az|cf) (?:registry )?login)"
@@ -300,6 +334,7 @@ def _typed_shape(value: str) -> bool:
 # (gated by words other rules look up anyway: `--password-stdin` holds "password", a here-string "sudo")
 _generic("cli-credential-flag", _ECHOED + _STDIN_READERS, ["sudo", "passwd", "password"], _piped_password, one_line=True)
 _generic("cli-credential-flag", _HERE_STRING, ["sudo"], _piped_password, one_line=True)
+
 # SQL (`CREATE USER .. IDENTIFIED BY 'x'`, MySQL and Oracle) and redis.conf (`requirepass x`).
 _generic("password-assignment", r"\b(?i:identified[ \t]+(?:with[ \t]+\w+[ \t]+)?by[ \t]+(?:password[ \t]+)?)"
          r"(?P<q>['\"])(?P<s>[^'\"\n]+)(?P=q)", ["by '", 'by "'], one_line=True)  # lines with a quoted BY
@@ -308,8 +343,10 @@ _generic("password-assignment", r"(?m)^[ \t]*(?:requirepass|masterauth)[ \t]+(?P
 # A presigned URL's signature: anyone holding the URL has the object until it expires.
 _generic("presigned-url-signature", r"[?&](?i:x-amz-signature|x-goog-signature)=(?P<s>[A-Za-z0-9%/+=_~.-]{16,})",
          ["signature="], one_line=True)
-_generic("cli-credential-flag", r"\bhtpasswd(?=[^\n]*[ \t]-\w*b)(?:[ \t]+-\w+)*[ \t]+\S+[ \t]+\S+[ \t]+['\"]?"
-         r"(?P<s>[^\s'\"]+)", ["htpasswd"], _flag_value)
+# `htpasswd -b file user password`; with -n there is no file (`htpasswd -nbB user password`).
+_generic("cli-credential-flag", r"\bhtpasswd(?=[^\n]*[ \t]-\w*b)"
+         r"(?:(?=(?:[ \t]+-\w+)*[ \t]+-\w*n)(?:[ \t]+-\w+)+[ \t]+\S+|(?:[ \t]+-\w+)*[ \t]+\S+[ \t]+\S+)"
+         r"[ \t]+['\"]?(?P<s>[^\s'\"]+)", ["htpasswd"], _flag_value)
 # Between the keyword and its separator nothing crosses a line: a keyword with no `= : , <` or quote
 # after it on its line (`PASSED [ 10%]` in pytest output) cannot start a match.
 _generic("secret-assignment", "(?m)" + _NAME + _CLOSE + _TYPE + _OP + _BLOCK + _VALUE[3:], _KEYWORDS, _assignment,
@@ -413,3 +450,27 @@ add("aws-secret-access-key", r"(?<![A-Za-z0-9/+_.-])(?P<s>[A-Za-z0-9/+]{40})(?![
 add("high-entropy-string", r"""(?<=["'`])(?P<s>[A-Za-z0-9+/_-]{%d,}[A-Za-z0-9+/_=-]*)(?=["'`])""" % MIN_QUOTED_RANDOM,
     (), _quoted_random, needs_long=False, vendor=False, anchored=False, priority=PRIORITY_GENERIC,
     in_runs=True)
+
+
+# A label on a line of its own, the key alone on the next (a code fence may open between them):
+# `config/master.key:` then its 32 hex digits, `**API key:**` then the key. The whole label line is
+# the name (`Public key:`, `Host key fingerprint:` are not secrets) and the value must look random.
+_LABEL_ABOVE = (r"(?i:pass|pw|secret|token|key|cred|auth)[\w./-]{0,40}?[ \t]*(?:\*\*|__)?[ \t]*[:：][ \t]*(?:\*\*|__)?"
+                r"[ \t]*\r?\n(?:[ \t>]*(?:```|~~~)[\w-]*[ \t]*\r?\n)?"  # a fence may open
+                r"[ \t>]*`?(?P<s>[A-Za-z0-9+/=_.-]{16,400})`?[ \t]*(?:\r?\n|\Z)")
+
+
+def _key_under_label(m: re.Match) -> Optional[tuple]:
+    text, a = m.string, m.start()
+    line_start = text.rfind("\n", 0, a) + 1
+    label = text[line_start:text.find(":", a) if text.find(":", a) >= 0 else a].strip(" \t>*_#-`")
+    if not label or len(label) > 60 or _DIGEST_LABEL_RE.search(label) or "://" in label:
+        return None
+    kind = key_kind(re.sub(r"[^\w.]+", "_", label.replace("-", "_")))
+    if kind is None:
+        return None
+    return _named(kind, (m.start("s"), m.end("s"))) if looks_secret_value(m.group("s")) else None
+
+
+_generic("secret-assignment", _LABEL_ABOVE, _KEYWORDS, _key_under_label, anchored=True,
+         names=("password-assignment",), line_needs=":：")

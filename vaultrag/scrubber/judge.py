@@ -178,7 +178,7 @@ def looks_secret_value(value: str) -> bool:
 
 
 # ---------------------------------------------------------------------------- key names
-_PASSWORD_WORDS = frozenset("password passwd passphrase passwort passcode pwd pass pw pswd passw".split())
+_PASSWORD_WORDS = frozenset("password passwd passphrase passwort passcode pwd pass pw pswd passw psk".split())
 _SECRET_WORDS = frozenset("""secret secrets token tokens credential credentials creds authorization
     apikey apitoken auth authtoken accesstoken privatekey secretkey clientsecret""".split())
 _KEY_WORDS = frozenset({"key", "keys"})
@@ -204,7 +204,7 @@ _METADATA_WORDS = frozenset("""name names id ids type types url uri urls endpoin
     authentication grant flow less changed change changes update updated expire set storage command
     cmd char chars characters rule rules requirements complexity history attempts retries retry lock
     lockout mismatch match visible visibility toggle show hide icon button form page screen view
-    component dialog modal widget box enabled required stdin file fd env_var""".split())
+    component dialog modal widget box enabled required stdin file fd env_var identity""".split())
 _CAMEL_WORDS_RE = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
 
 

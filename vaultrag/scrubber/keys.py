@@ -24,7 +24,8 @@ from __future__ import annotations
 import re
 from typing import Optional
 
-from .judge import is_filler
+from .judge import is_filler, looks_secret_value
+from .labels import _CJK
 from .rules import PRIORITY_GENERIC, add
 
 # ---------------------------------------------------------------------------- recovery keys
@@ -115,3 +116,60 @@ def _wallet_key(m: re.Match) -> Optional[tuple]:
 
 add("wallet-private-key", _WALLET_KEY, (), _wallet_key, needs_long=False, vendor=False, anchored=False,
     priority=PRIORITY_GENERIC, in_runs=True)
+
+# ---------------------------------------------------------------------------- TOTP / HOTP seeds
+# The base32 secret an authenticator app is set up with (its QR code's `secret=`, which the
+# otpauth:// rule reads): `TOTP secret: JBSW...`, `2FA setup key: 7l6p yz5g ...` (Google prints it
+# lower case in groups of 4), `mfa_seed: ...`. Anyone holding it makes the codes.
+MIN_OTP_SEED, MAX_OTP_SEED = 16, 128  # base32 chars: 80-bit seeds are 16, 160-bit ones 32
+_OTP_LABEL = (r"(?<![\w-])(?i:[th]?otp|2fa|mfa|authenticator)[^\n:=]{0,30}?[ \t]*[:=][ \t]*"
+              r"(?:\*\*[ \t]*)?[\"'`]?(?P<s>[A-Za-z2-7]{4,}(?: [A-Za-z2-7]{4,}){0,31}=*)(?![\w-])")
+
+
+def _otp_seed(m: re.Match) -> Optional[tuple]:
+    value = m.group("s")
+    groups = value.rstrip("=").split(" ")
+    seed = "".join(groups)
+    letters = [c for c in seed if c.isalpha()]
+    if not MIN_OTP_SEED <= len(seed) <= MAX_OTP_SEED or not any(c.isdigit() for c in seed):
+        return None  # no base32 digit: words ("backup codes: see below")
+    if not (all(c.isupper() for c in letters) or all(c.islower() for c in letters)) or is_filler(seed):
+        return None  # base32 is one case throughout
+    if len(groups) > 1 and len({len(g) for g in groups[:-1]}) > 1:
+        return None  # groups of unequal length: words and numbers
+    return m.span("s")
+
+
+add("otp-seed", _OTP_LABEL, ("otp", "2fa", "mfa", "authenticator"), _otp_seed,
+    needs_long=False, vendor=False, anchored=False, priority=PRIORITY_GENERIC, one_line=True)
+
+# ---------------------------------------------------------------------------- keys labelled in other languages
+# `API-Schlüssel: X`, `Clé API : X`, `Clave de API: X`, `Chiave segreta = X`, `API密钥：X`, `APIキー: X`,
+# `API 키: X`, `Ключ API: X`, `jeton : X`: a key or token word of another language, then at most three
+# words and a colon or `=`; the value must look random (`looks_secret_value`), as under `api_key`.
+_ASCII_KEY_LABELS = ("clave", "chiave", "chave", "klucz", "sleutel")  # (each one more lookup in every text)
+_OTHER_KEY_LABELS = ("schlüssel", "clé", "ключ", "токен", "キー", "トークン", "密钥", "密鑰", "키")
+_KEY_QUALIFIERS = r"(?:[ \t-]+[^\s:：=.,;!?()\[\]{}\"'`]{1,20}){0,3}?"
+_KEY_VALUE = r"""[ \t]*[:：=][ \t]*(?:\*\*[ \t]*)?(?P<q>["'`]?)(?P<s>[^\s"'`]{16,400})(?P=q)"""
+
+
+def _labelled_key(m: re.Match) -> Optional[tuple]:
+    a, b = m.span("s")
+    while b > a and m.string[b - 1] in ".,;)":
+        b -= 1
+    return (a, b, "secret-assignment") if looks_secret_value(m.string[a:b]) else None
+
+
+def _key_labels(labels: tuple) -> str:
+    return "|".join(re.escape(label) for label in sorted(labels, key=len, reverse=True))
+
+
+add("secret-assignment", r"(?<![\w-])(?:(?i:api)[ \t-]?)?(?i:%s)%s%s" % (
+    _key_labels(_ASCII_KEY_LABELS), _KEY_QUALIFIERS, _KEY_VALUE), _ASCII_KEY_LABELS, _labelled_key, needs_long=False, vendor=False, anchored=False, priority=PRIORITY_GENERIC,
+    one_line=True)
+# (their lines are found in the text itself: each label's case variants are its triggers)
+add("secret-assignment", r"(?:(?<![\w-])(?:(?i:api)[ \t-]?)?|%s)(?i:%s)%s%s" % (
+    _CJK, _key_labels(_OTHER_KEY_LABELS), _KEY_QUALIFIERS, _KEY_VALUE),
+    tuple(dict.fromkeys(v for label in _OTHER_KEY_LABELS for v in (label, label.capitalize(), label.upper()))),
+    _labelled_key, needs_long=False, vendor=False,
+    anchored=False, priority=PRIORITY_GENERIC, non_ascii=True, one_line=True)

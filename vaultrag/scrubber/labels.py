@@ -32,7 +32,7 @@ from __future__ import annotations
 import re
 from typing import Optional
 
-from .judge import (MIN_NUMERIC_PASSWORD, _CAMEL_WORDS_RE, is_placeholder, key_kind, numeric_password,
+from .judge import (MIN_NUMERIC_PASSWORD, _CAMEL_WORDS_RE, is_placeholder, key_kind, looks_random, numeric_password,
                     stands_in_for_password)
 from .rules import PRIORITY_GENERIC, add
 
@@ -51,8 +51,8 @@ _PROSE = (r"\b(?i:(?:wi-?fi |admin |root |user |guest |master |vpn |router |)(?:
 
 _ASCII_LABELS = ("mot de passe", "contrasena", "senha", "kennwort", "wachtwoord", "salasana", "passord",
                  "adgangskode", "heslo", "haslo", "lozinka", "geslo", "jelszo", "sifre", "losenord",
-                 "mat khau")
-_OTHER_LABELS = ("contraseña", "hasło", "lösenord", "jelszó", "şifre", "parolă", "mật khẩu",
+                 "mat khau", "kata sandi", "contrasenya")
+_OTHER_LABELS = ("contraseña", "hasło", "lösenord", "jelszó", "şifre", "parolă", "mật khẩu", "slaptažodis",
                  "пароль", "парола", "лозинка", "гасло", "κωδικός πρόσβασης", "κωδικός", "סיסמה",
                  "كلمة المرور", "كلمة السر", "رمز عبور", "गुप्तशब्द", "पासवर्ड", "รหัสผ่าน",
                  "密码", "密碼", "口令", "パスワード", "暗証番号", "비밀번호", "암호")
@@ -275,6 +275,11 @@ def _english_copula(m: re.Match) -> bool:
     return cop is not None and cop.lower() in ("is", "was")
 
 
+# Labels written in Chinese, Japanese or Korean follow other words without a space ("WiFi密码：",
+# "路由器密码："): no word boundary before them.
+_CJK = r"(?=[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af])"  # kana, CJK ideographs, Hangul
+
+
 def _labels(labels: tuple) -> str:
     return "|".join(re.escape(label).replace(r"\ ", "[ \t]") for label in sorted(labels, key=len, reverse=True))
 
@@ -305,6 +310,79 @@ add("password-label", r"\b(?i:%sschlüssel|%s)%s%s" % (_NETWORK, _ROMANCE_WIFI_K
     non_ascii=True)
 add("password-label", r"(?<![\w./$-])(?i:pw)[ \t]+(?P<s>[!-~]{%d,64})" % MIN_PROSE_PASSWORD, ["pw"], _bare_pw,
     needs_long=False, vendor=False, anchored=False, priority=PRIORITY_GENERIC, one_line=True)
-add("password-label", r"(?<!\w)(?i:%s)(?:%s|%s)%s" % (_labels(_OTHER_LABELS), _SEP, _PROSE_SEP, _LABEL_VALUE),
+add("password-label", r"(?:(?<!\w)|%s)(?i:%s)(?:%s|%s)%s" % (_CJK, _labels(_OTHER_LABELS), _SEP, _PROSE_SEP,
+                                                             _LABEL_VALUE),
     tuple(dict.fromkeys(label.lower() for label in _OTHER_LABELS)), _label,
     needs_long=False, vendor=False, anchored=False, priority=PRIORITY_GENERIC, non_ascii=True)
+
+
+# Spanish "clave" is a password ("Clave: X", "clave del router: X") and a key of a table or a keyword
+# ("palabra clave", "clave primaria: id"): its value must look typed or random, and not be a name.
+_NOT_A_PASSWORD_CLAVE = r"(?:[ \t]+(?i:primaria|for[aá]nea|[uú]nica|compuesta|p[uú]blica|de[ \t]+b[uú]squeda))"
+
+
+def _clave(m: re.Match) -> Optional[tuple]:
+    span = _label(m)
+    if not span:
+        return None
+    value = m.string[span[0]:span[1]]
+    if re.fullmatch(r"[A-Za-z]+(?:[_.-][A-Za-z0-9]+)+", value) or not (_typed_password(value) or looks_random(value)):
+        return None  # `clave: user_id`, `clave: valor`
+    return span
+
+
+add("password-label", r"(?<!\w)(?<!(?i:palabra) )(?<!(?i:palabras) )(?i:clave)(?!%s)%s%s" % (
+    _NOT_A_PASSWORD_CLAVE, _SEP, _LABEL_VALUE), ["clave"], _clave, needs_long=False, vendor=False,
+    anchored=False, priority=PRIORITY_GENERIC, one_line=True)
+
+# "log in with password X", "and the password X", "use the admin password X": a password word after
+# a preposition or a determiner, then a typed password with no colon or copula. The value needs a
+# digit or a symbol typed into passwords, as after `pw` (`_bare_pw`): "with password reset" and
+# "the password field" stay, and so does SQL's `password VARCHAR(255)` (no determiner before it).
+_NAMED_SCHEMES_RE = re.compile(r"(?i)(?:sha|md[45]|bcrypt|scrypt|argon|pbkdf|crypt|hmac|ntlm|aes|rsa|des)[\w-]*")
+
+
+def _password_after_a_word(m: re.Match) -> Optional[tuple]:
+    """`_bare_pw`, and not a hash or cipher named after the word (`SHA256-style`, `AES-256`), an
+    acronym in capitals (`WPA2-PSK`) or a hyphenated adjective (`base64-encoded`)."""
+    value = m.group("s")
+    bare = value.rstrip(".,;:!?)")
+    if _NAMED_SCHEMES_RE.match(value) or re.fullmatch(r"[A-Z0-9_-]+|[a-z0-9]+(?:-[a-z]{2,})+", bare):
+        return None
+    return _bare_pw(m)
+
+
+_LEAD_WORDS = r"(?i:with|using|use|and|new|the|my|our|your|his|her|their|its|plus)"
+add("password-label", r"\b%s[ \t]+(?:(?i:wi-?fi|admin|root|user|guest|master|vpn|router|db|database|ssh|sudo)[ \t]+)?"
+    r"(?i:password|passwort|passwd|passphrase|passcode)[ \t]+(?P<s>[!-~]{%d,64})" % (_LEAD_WORDS, MIN_PROSE_PASSWORD),
+    ["password", "passwort", "passwd", "passphrase", "passcode"], _password_after_a_word, needs_long=False,
+    vendor=False, anchored=False, priority=PRIORITY_GENERIC, one_line=True)
+
+
+# The answer to a security question opens the account as a password does: `Security question answer:
+# Fluffy`, `Secret answer: Springfield`, `Sicherheitsantwort: Bello`. The value runs to the end of the
+# line (answers are words), unless it is prose about the answer ("must be 3 characters", "see vault").
+_ANSWER_LABEL = (r"\b(?i:security[ \t-]+(?:question[ \t-]+)?answers?|secret[ \t-]+answers?"
+                 r"|answer[ \t]+to[ \t]+(?:the[ \t]+|my[ \t]+)?security[ \t]+question|sicherheitsantwort|antwort[ \t]+(?:auf[ \t]+)?(?:die[ \t]+)?sicherheitsfrage)"
+                 r"(?:[ \t]*\([^()\n]{1,30}\))?[ \t]*(?:\*\*|__)?[ \t]*[:：=][ \t]*(?:\*\*|__)?[ \t]*[\"'`]?"
+                 r"(?P<s>[^\s\"'`][^\n\"'`]{0,58}?)[\"'`]?[ \t]*(?:\r?\n|\Z)")
+
+
+def _answer(m: re.Match) -> Optional[tuple]:
+    a, b = _without_sentence_end(m.string, *m.span("s"))
+    value = m.string[a:b]
+    words = value.lower().split()
+    if not value or is_placeholder(value) or value.startswith(_NOT_VALUES) or value.startswith("[REDACTED"):
+        return None
+    if any(w.strip(".,;:!?()") in _FUNCTION_WORDS for w in words[:2]) or len(words) > 6:
+        return None  # "must be set", "see the vault", "(stored in 1Password)": prose about it
+    return a, b, "password-label"
+
+
+add("password-label", _ANSWER_LABEL, ["answer", "antwort"], _answer, needs_long=False, vendor=False, anchored=False,
+    priority=PRIORITY_GENERIC, one_line=True)
+
+# A key emoji as the label (`🔑 Sommer2024!`, `🔐: X`): a typed password after it, as after `pw`.
+add("password-label", r"(?:🔑|🔐|🗝\ufe0f?)[ \t]*(?:[:：=-][ \t]*)?(?P<s>[!-~]{%d,64})" % MIN_PROSE_PASSWORD,
+    ["🔑", "🔐", "🗝"], _bare_pw, needs_long=False, vendor=False, anchored=False, priority=PRIORITY_GENERIC,
+    non_ascii=True, one_line=True)

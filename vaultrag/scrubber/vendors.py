@@ -48,6 +48,7 @@ PREFIXED: tuple[tuple[str, str, str, int, int], ...] = (
     ("flyio-token", "fo1_", "url", 43, 43),
     ("flyio-token", "fm2_", "b64", 100, 1000),
     ("render-api-key", "rnd_", "b62", 32, 32),
+    ("netlify-token", "nfp_", "b62", 36, 40),
     ("neon-api-key", "napi_", "a36", 64, 64),
     ("supabase-token", "sb_secret_", "url", 31, 60),
     ("planetscale-token", "pscale_tkn_", "url", 32, 64),
