@@ -302,3 +302,34 @@ def test_the_new_shapes_come_out_the_same_without_the_fast_paths(monkeypatch):
                                                 for r in engine._RULES))
     monkeypatch.setattr(engine, "_ascii", lambda low: low)
     assert [scrub(t) for t in texts] == fast
+
+
+# trial11: a label qualified by four to six words before its colon leaked (three were allowed).
+LONG_QUALIFIED = [
+    ("Contraseña del wifi de invitados: PerroVerde77", "PerroVerde77"),
+    ("Senha do wifi de convidados: Xk29tq!a", "Xk29tq!a"),
+    ("Passwort für das WLAN im Keller: Tq83!kdw", "Tq83!kdw"),
+    ("Mot de passe du wifi des invités : Zr82mmq1", "Zr82mmq1"),
+    ("password of the guest wifi network: Gt55%hhq", "Gt55%hhq"),
+    ("Password for the NAS in the attic: Hh72!ppa", "Hh72!ppa"),
+]
+
+
+@pytest.mark.parametrize("text, secret", LONG_QUALIFIED)
+def test_a_label_qualified_by_up_to_six_words_is_redacted(text, secret):
+    from vaultrag.scrubber import scrub
+
+    for doc in (text, "Some prose about the house.\n" * 300 + text + "\n" + "More prose here.\n" * 300):
+        out, findings = scrub(doc)
+        assert secret not in out and findings, doc[-80:]
+
+
+@pytest.mark.parametrize("text", [
+    "The password reset form of the guest network: see ticket",
+    "Password policy for all of our users: 12 characters minimum",
+    "Contraseña olvidada en el portal de clientes: ver enlace",
+])
+def test_long_qualified_lines_about_passwords_stay(text):
+    from vaultrag.scrubber import scrub
+
+    assert scrub(text)[0] == text

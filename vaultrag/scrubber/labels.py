@@ -56,10 +56,14 @@ _OTHER_LABELS = ("contraseña", "hasło", "lösenord", "jelszó", "şifre", "par
                  "пароль", "парола", "лозинка", "гасло", "κωδικός πρόσβασης", "κωδικός", "סיסמה",
                  "كلمة المرور", "كلمة السر", "رمز عبور", "गुप्तशब्द", "पासवर्ड", "รหัสผ่าน",
                  "密码", "密碼", "口令", "パスワード", "暗証番号", "비밀번호", "암호")
-# Up to three short words may qualify the label before its colon ("пароль от роутера:", "mot de
-# passe du wifi :"); a particle (是, は, 는) only right after it ("비밀번호는", not "...식별하는").
+# Short words may qualify the label: up to MAX_QUALIFIER_WORDS before its colon ("пароль от роутера:",
+# "Contraseña del wifi de invitados:", "Passwort für das WLAN im Keller:": five words, leaking at the
+# old three), up to three before a copula; a particle (是, は, 는) only right after it ("비밀번호는",
+# not "...식별하는").
+MAX_QUALIFIER_WORDS = 6  # "WLAN password of the guest network:", "password of the guest wifi network:"
 _QUALIFIERS = r"(?:[ \t]+[^\s:：=.,;!?()\[\]{}\"'`]{1,20}){0,3}?"
-_SEP = r"(?:%s[ \t]*[:：=]|[ \t]*(?:是|为|為|は|는|은))[ \t]*" % _QUALIFIERS
+_COLON_QUALIFIERS = _QUALIFIERS.replace("{0,3}?", "{0,%d}?" % MAX_QUALIFIER_WORDS)
+_SEP = r"(?:%s[ \t]*[:：=]|[ \t]*(?:是|为|為|は|는|은))[ \t]*" % _COLON_QUALIFIERS
 # A dash or a copula ("mot de passe du routeur est X", "Passwort lautet X", "пароль — X",
 # "admin password (basic auth): X") is prose: the value must then look typed (`_typed_password`).
 _COPULAS = "est|ist|lautet|es|é|è|is|jest|to|je|är|er|on|este|là|adalah|είναι|это"
@@ -206,7 +210,6 @@ def _label(m: re.Match) -> Optional[tuple]:
 # English and German password words with words qualifying them before the colon ("Password for
 # the NAS:", "Passwort vom Router:", "WLAN password of the guest network:"); without them, generic.py
 # reads `password: x` in every syntax.
-MAX_QUALIFIER_WORDS = 4  # "WLAN password of the guest network:"
 _QUALIFIED_LABELS = ("password", "passwort", "passwd", "passphrase", "passcode", "parola")
 _QUALIFIED_SEP = (r"(?P<qual>(?:[ \t]+[^\W_][\w-]{0,19}){1,%d}?(?:[ \t]*\([^()\n]{1,30}\))?)[ \t]*[:：][ \t]*"
                   r"(?:(?:\*\*|__)[ \t]*)?" % MAX_QUALIFIER_WORDS)  # words (and a parenthesis), a colon
