@@ -13,6 +13,7 @@ the copy in an untagged folder (the vault's own language: tldr's `pages/`), then
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from ..textutil import fold, query_terms, words
 
@@ -50,13 +51,15 @@ COPY_TEXT_CHARS = 4000
 _SPLIT_RE = re.compile(r"[\W_]+")
 
 
-def _terms(text: str) -> set[str]:
+@lru_cache(maxsize=64)
+def _terms(text: str) -> frozenset[str]:
     """The prompt's words with their function words ("how", "the", "de": what says the language of
     a short prompt best), and the grams of its CJK runs, unspaced ("列出")."""
-    return set(words(text)) | {t.replace(" ", "") for t in query_terms(text)}
+    return frozenset(words(text)) | {t.replace(" ", "") for t in query_terms(text)}
 
 
-def _held(terms: set[str], text: str) -> int:
+@lru_cache(maxsize=256)  # a search judges the same copies twice (its ranking, the evidence's lead)
+def _held(terms: frozenset[str], text: str) -> int:
     """How many of `terms` `text` holds: words whole, CJK grams anywhere (one regex split, not
     the tokenizer: tokenizing every copy cost the tldr hook a third of its search time)."""
     low = fold(text[:COPY_TEXT_CHARS]).lower()
