@@ -235,6 +235,13 @@ def _strings(v: object, split: bool, out: list[str], depth: int = 0) -> None:
     out.extend(p for p in (re.split(r"[,\s]+", s) if split else [s.strip()]) if p)
 
 
+# A template's fields, filled in when a note is made from it (Obsidian core templates "{{title}}",
+# "{{date:YYYY-MM-DD}}"; Templater "<% tp.file.title %>"): a title or alias holding one names no note,
+# so a template note is titled by its file name ("Meeting template"), and a query for "title" or "date"
+# does not meet every template's alias.
+_TEMPLATE_FIELD = re.compile(r"\{\{[^{}\n]*\}\}|<%[^\n]*?%>")
+
+
 def _first_scalar(fm: dict, keys: tuple[str, ...]) -> str | None:
     for key in keys:
         v = fm.get(key)
@@ -376,9 +383,11 @@ def parse(text: str, path: str) -> Document:
             tags.setdefault(t2.casefold(), t2)
     aliases: list[str] = []
     _strings(fm.get("aliases", fm.get("alias")), False, aliases)
+    aliases = [a for a in aliases if not _TEMPLATE_FIELD.search(a)]
     title = _first_scalar(fm, ("title",))
-    if title is None:
-        title = next((h.text for h in headings if h.level == 1 and h.text), None) or own_stem
+    if title is None or _TEMPLATE_FIELD.search(title):
+        title = next((h.text for h in headings if h.level == 1 and h.text and not _TEMPLATE_FIELD.search(h.text)),
+                     None) or own_stem
     return Document(
         path=path, title=title, aliases=tuple(dict.fromkeys(aliases)), tags=tuple(tags.values()),
         note_type=_first_scalar(fm, ("type", "kind", "category")), frontmatter=fm, lines=lines,
