@@ -39,3 +39,15 @@ def test_a_template_is_found_by_its_file_name_and_no_title_field_reaches_the_ind
     assert ans.status == "ok" and ans.hits[0].path == "Templates/Meeting template.md"
     assert ans.hits[0].title == "Meeting template"
     assert all("{{" not in h.title for h in search("title decisions", cfg).hits)
+
+
+def test_an_index_built_before_the_parse_changed_is_reread_on_the_next_reindex(tmp_path, cfg_for, monkeypatch):
+    from vaultrag import chunker
+
+    cfg = cfg_for(write_notes(tmp_path / "v", {"Templates/Daily.md": "# {{date}}\n\nMood, tasks, notes.\n"}))
+    reindex(cfg)
+    same = reindex(cfg)
+    assert same.unchanged == 1 and same.updated == 0 and not same.full
+    monkeypatch.setattr(chunker, "CHUNKER_VERSION", chunker.CHUNKER_VERSION + 1)
+    report = reindex(cfg)  # nothing changed on disk, but the parse did: every note is read again
+    assert report.unchanged == 0 and (report.updated == 1 or report.full), report

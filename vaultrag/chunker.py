@@ -45,7 +45,9 @@ from .markdown import Document
 
 __all__ = ["ChunkSettings", "Chunk", "chunk_document", "settings_for", "CHUNKER_VERSION"]
 
-CHUNKER_VERSION = 1  # bump whenever output changes for the same input: the index records it and re-chunks
+# Bump whenever the parse or the chunks change for the same input: the index records it in its settings
+# (indexer.settings_fingerprint) and the next reindex re-reads every note. 2: template fields are no titles.
+CHUNKER_VERSION = 2
 HASH_HEX_CHARS = 16  # 64 bits: collisions within one vault are negligible; half the storage of full hex
 FLAT_FENCE_LANGS = frozenset({"json", "jsonc", "json5", "yaml", "yml"})
 MAX_FLAT_ENTRIES = 200  # bounds search_text growth for a fence of many short keys

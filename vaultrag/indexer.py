@@ -222,7 +222,8 @@ class _Interrupt:
 def settings_fingerprint(cfg: Config, tokenizer: str) -> str:
     return json.dumps({"format": INDEX_FORMAT, "min_chars": cfg.min_chars, "max_chars": cfg.max_chars,
                        "overlap_chars": cfg.overlap_chars, "skip": sorted(s.casefold() for s in cfg.skip_sections),
-                       "tokenizer": tokenizer, "scrubber": ruleset_id()}, sort_keys=True)
+                       "tokenizer": tokenizer, "scrubber": ruleset_id(), "chunker": chunker.CHUNKER_VERSION},
+                      sort_keys=True)
 
 
 def _vault_root(cfg: Config) -> Path:
