@@ -128,8 +128,44 @@ def _postgres_url(cfg) -> str | None:
     return store if store.startswith(PG_SCHEMES) else None
 
 
+# A session start asks a PostgreSQL server's port this long whether anything listens (no driver import).
+PG_REACH_TIMEOUT_S = 0.3
+
+
+def pg_reach_problems(url: str) -> list[Problem]:
+    """Whether a PostgreSQL URL's server can be reached at all, in a few milliseconds and without
+    the driver: a TCP connect to its host and port, or its socket file when the URL names a socket
+    folder (`?host=/run/postgresql`). A URL of several hosts, or none (libpq's built-in socket
+    folder), is not judged: `vaultrag doctor` connects for real."""
+    import socket
+    from urllib.parse import parse_qs, urlsplit
+
+    from .errors import redact_url
+
+    try:
+        parts = urlsplit(url)
+        query = parse_qs(parts.query)
+        port = int(parts.port or (query.get("port") or ["5432"])[0])
+        host = parts.hostname or (query.get("host") or [""])[0]
+    except ValueError:
+        return []  # a malformed URL: the store's own error says what is wrong with it
+    if not host or "," in (parts.netloc.rpartition("@")[2] + host):
+        return []
+    shown = redact_url(url)
+    fix = f"start the server or correct --store / VAULTRAG_STORE / `store:`; then {fix_command('doctor')}"
+    if host.startswith("/"):
+        sock = Path(host) / f".s.PGSQL.{port}"
+        return [] if sock.exists() else [Problem("store", f"PostgreSQL at {shown} is not running (no socket {sock})", fix)]
+    try:
+        socket.create_connection((host, port), timeout=PG_REACH_TIMEOUT_S).close()
+    except OSError as exc:
+        why = "timed out" if isinstance(exc, TimeoutError) else (exc.strerror or type(exc).__name__)
+        return [Problem("store", f"cannot reach PostgreSQL at {shown} ({why})", fix)]
+    return []
+
+
 def _index_file_problems(cfg, facts: dict) -> list[Problem]:
-    if _postgres_url(cfg):  # no file to look at: `index_problems` connects (doctor_pg), a session start does not
+    if _postgres_url(cfg):  # no file to look at: `index_problems` connects (doctor_pg); quick_problems probes the port
         return []
     try:
         db = index_path(cfg)
@@ -226,6 +262,9 @@ def quick_problems(location: dict | None = None) -> list[Problem]:
     cfg, out = config_problems(passed, facts, location)
     if cfg is None or out or cfg.vault is None:
         return out
+    url = _postgres_url(cfg)
+    if url:
+        return pg_reach_problems(url)
     return _index_file_problems(cfg, facts) or damaged_index_log_problems(facts)
 
 
