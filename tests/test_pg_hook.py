@@ -110,3 +110,23 @@ def test_serve_reconnects_after_the_server_drops_its_connection(vault, pg_url, i
         assert "Backup plan" in json.loads(out)["hookSpecificOutput"]["additionalContext"]
     finally:
         svc.close()
+
+
+def test_serve_and_mcp_take_a_collection_on_their_command_line(vault, pg_url, isolated_env, tmp_path):
+    """`vaultrag serve --store URL --collection NAME` (and `mcp`): the flag status, doctor, search and
+    reindex take; serve and mcp read the collection only from `collection:` / VAULTRAG_COLLECTION."""
+    from vaultrag.cli import build_parser
+    from vaultrag.serve.cli import _service
+    from vaultrag.store import open_store
+
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "Kiln.md").write_text("# Kiln\n\nCone 6 glaze firing took nine hours.\n", encoding="utf-8")
+    reindex(load_config(vault=str(vault), store=pg_url, collection="notes"))
+    reindex(load_config(vault=str(other), store=pg_url, collection="pottery"))
+    for face in ("serve", "mcp"):
+        args = build_parser().parse_args([face, "--vault", str(other), "--store", pg_url, "--collection", "pottery"])
+        svc = _service(args)
+        assert svc.cfg.collection == "pottery"
+        with open_store(svc.cfg, readonly=True) as st:
+            assert st.counts()["chunks"] == 1  # pottery's one note, not the notes collection's

@@ -35,7 +35,9 @@ def _source(p) -> None:
     p.add_argument("--vault", help="vault folder (default: `vault:` from the config file)")
     p.add_argument("--config", help="config file (default: $VAULTRAG_CONFIG or ~/.config/vaultrag/config.yaml)")
     p.add_argument("--store", help="index: a SQLite file path (default: one file per vault under ~/.local/share/vaultrag/) "
-                   "or postgresql://user:pass@host:port/db (collection: `collection:` / VAULTRAG_COLLECTION)")
+                   "or postgresql://user:pass@host:port/db")
+    p.add_argument("--collection", help="PostgreSQL: the collection(s) to answer from, a,b for several "
+                   "(default: `collection:` / VAULTRAG_COLLECTION, else the vault folder's name)")
     p.add_argument("-v", "--verbose", action="store_true", help="log each request to stderr")
 
 
@@ -44,12 +46,14 @@ def _service(args):
     from ..store import is_postgres
     from .runner import store_to_db
 
-    if is_postgres(args.store):  # issue 15: a team index (collection: `collection:` / VAULTRAG_COLLECTION)
-        return Service.from_args(args.config, vault=args.vault, store=args.store)
+    if is_postgres(args.store):  # issue 15: a team index
+        return Service.from_args(args.config, vault=args.vault, store=args.store,
+                                 collection=getattr(args, "collection", None))
     db = store_to_db(args.store)
     # The fix commands in its errors (HTTP, MCP, log lines) are reindexes: `--store sqlite:///p` is `--store /p` there.
     name_location(vault=args.vault, config=args.config, store=db)
-    return Service.from_args(args.config, vault=args.vault, db=db)
+    # `store:` in the config file may name PostgreSQL: the collection given applies there
+    return Service.from_args(args.config, vault=args.vault, db=db, collection=getattr(args, "collection", None))
 
 
 def _need_serve_extra() -> None:
