@@ -131,8 +131,10 @@ def render_report(r) -> str:
     lines = [
         f"vault:   {esc(r.vault)}",
         f"index:   {esc(r.db)}{' (full rebuild)' if r.full else ''}",
-        f"files:   {r.scanned} scanned, {r.added} added, {r.updated} updated, {r.deleted} deleted, "
-        f"{r.unchanged} unchanged, {len(r.skipped)} skipped",
+        # scanned = added + updated + unchanged + not read; deleted were in the index only; the paths
+        # the scan passed by (symlinks, too large, unreadable folders) were never scanned
+        f"files:   {r.scanned} scanned: {r.added} added, {r.updated} updated, {r.unchanged} unchanged, "
+        f"{r.not_read} not read; {r.deleted} deleted; {len(r.skipped) - r.not_read} other paths skipped",
         f"chunks:  {r.chunks_written} written, {r.chunks_total} in the index",
     ]
     if e.available:

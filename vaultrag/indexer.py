@@ -92,6 +92,7 @@ class Report:
     deleted: int = 0
     unchanged: int = 0
     touched: int = 0
+    not_read: int = 0  # scanned notes whose reading failed (binary, unreadable...): in `skipped` too
     skipped: list[tuple[str, str]] = field(default_factory=list)
     warnings: list[tuple[str, str]] = field(default_factory=list)
     chunks_written: int = 0
@@ -588,6 +589,7 @@ def _write_group(store: Store, cfg: Config, report: Report, progress: Progress |
         shown = shown_part(p.job.stored)
         if p.skip:
             report.skipped.append((shown, p.skip))
+            report.not_read += 1
             report.read_skips[p.job.stored] = [p.job.st.st_mtime_ns, p.job.st.st_size, p.skip]
             continue
         if p.touched:
