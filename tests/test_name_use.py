@@ -37,6 +37,11 @@ from vaultrag.retrieve.name_use import name_uses
     ("serve --watch preloads the model before its reindex", set()),
     ("Run cog with --diff to show errors", set()),
     ("run `rsync -a src dst` over ssh", set()),
+    # ... but a question inside an instruction asks about the tools of its own sentence only
+    ("Fix the flaky test in serve.py. How do I use tar to extract a .tar.gz?", {"tar"}),
+    ("I refactored `cli.py`.\nWhat does the ss command show?", {"ss"}),
+    ("How do I use tar to extract it? Then run `rsync -a src dst` in ci.", {"tar"}),
+    ("Bump the version to 1.2.3 and run `rsync -a src dst`. Thanks!", set()),
     ("", set()),
 ])
 def test_words_used_as_names(prompt, names):

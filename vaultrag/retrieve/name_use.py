@@ -55,21 +55,35 @@ jak co który która które dlaczego gdzie kiedy czy
 QUESTION_MARKS = ("如何", "怎么", "怎样", "什么", "哪", "吗", "为什么", "どう", "何", "어떻게", "무엇")
 
 
-def asks(prompt: str) -> bool:
-    """Whether `prompt` opens as a question (a question word among its first two words, or a
+# A sentence ends at . ! ? (and their CJK forms) before a space or the end, or at a line break:
+# "serve.py", "v1.2" and "e.g.x" do not end one.
+_SENTENCE_END_RE = re.compile(r"(?<=[.!?？。！])\s+|[\r\n]+|(?<=[？。！])")
+
+
+def asks(sentence: str) -> bool:
+    """Whether `sentence` opens as a question (a question word among its first two words, or a
     Chinese, Japanese or Korean question word anywhere)."""
-    if not prompt.isascii() and any(m in prompt for m in QUESTION_MARKS):
+    if not sentence.isascii() and any(m in sentence for m in QUESTION_MARKS):
         return True
-    return any(_key(w) in QUESTION_WORDS for w in prompt.split()[:2])
+    return any(_key(w) in QUESTION_WORDS for w in sentence.split()[:2])
+
+
+def asking_part(prompt: str) -> str:
+    """The sentences of `prompt` that ask, joined ("" when none does): "Fix the flaky test in
+    serve.py. How do I use tar to extract it?" asks in its second sentence only."""
+    return " ".join(s for s in _SENTENCE_END_RE.split(prompt) if s.strip() and asks(s))
 
 
 def name_uses(prompt: str) -> frozenset[str]:
-    """The metadata keys (textutil.meta_key) of the words `prompt` uses as names; none in a
-    coding instruction that does not ask (see QUESTION_WORDS)."""
+    """The metadata keys (textutil.meta_key) of the words `prompt` uses as names; in a coding
+    instruction, only those of its sentences that ask (see QUESTION_WORDS), so a question inside
+    an instruction counts and the tools the instruction merely names do not."""
     from .inject import prompt_kind
 
-    if not asks(prompt) and prompt_kind(prompt) == "code":
-        return frozenset()
+    if prompt_kind(prompt) == "code":
+        prompt = asking_part(prompt)
+        if not prompt:
+            return frozenset()
     out: set[str] = set()
     for m in _CODE_SPAN_RE.finditer(prompt):
         out.add(_key(m.group(1)))
