@@ -10,6 +10,7 @@ from pathlib import Path
 from ..frozen import frozen
 from ..store import Store, Term
 from ..textutil import NOTE_LANGS_META, meta_key, query_terms, spaceless_runs, word_prefix
+from .compounds import compound_alternatives
 from .name_use import name_uses
 from .types import ChannelStatus
 
@@ -105,6 +106,13 @@ def build_fts_query(text: str, store: Store | None = None, max_terms: int = MAX_
             for t, alt in respelt.items():
                 stem = word_prefix(alt.text, stems=True)
                 loose[alt] = (alt, Term(stem, prefix=True)) if stem else (alt,)
+                if pruning:
+                    df[alt] = store.doc_freq(alt, DF_COUNT_CAP)
+        joined = compound_alternatives(store, text, terms, df)  # "roll back" / "rollback", "Wi-Fi" / "wifi"
+        if joined:
+            terms = [joined.get(t, t) for t in terms]
+            for t, alt in joined.items():
+                loose[alt] = (alt,) + loose.get(t, (t,))[1:]
                 if pruning:
                     df[alt] = store.doc_freq(alt, DF_COUNT_CAP)
         fixed = typo_alternatives(store, terms, df)
