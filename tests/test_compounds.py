@@ -34,6 +34,8 @@ def test_pairs_and_splits():
     assert joined_pairs("how do I roll back a Wi-Fi set up") == [("roll", "back"), ("wi", "fi"), ("fi", "set"),
                                                                 ("set", "up")]
     assert joined_pairs("how do I") == []  # stopwords only, one-letter words
+    assert joined_pairs("the process is in files, log as text") == []  # function words, a comma
+    assert joined_pairs("log in, then sign-in or check out") == [("log", "in"), ("sign", "in"), ("check", "out")]
     assert joined_pairs("snake_case foo2 bar") == []  # identifiers are not words written apart
     assert splits("wifi") == ["wi fi"]
     assert splits("rollback")[0] == "roll back" and len(splits("rollback")) == 5
