@@ -38,11 +38,17 @@ def test_user_and_assistant_facts_are_found_with_their_session_and_message(corpu
     for word, (session, uuid, role) in info["found"].items():
         ans = search(word, cfg, scope="sessions")
         assert ans.status == "ok", word
-        top = _session_hits(ans)[0]
+        hits = _session_hits(ans)
+        # the planted message leads, or follows the reply that answered it (retrieve/replies)
+        top = next(h for h in hits[:2] if h.origin["message_uuid"] == uuid)
+        assert top is hits[0] or (hits[0].origin["role"] == "assistant" and role == "user"), word
         assert top.origin == {"kind": "session", "session_id": session, "message_uuid": uuid, "role": role,
                               "timestamp": top.origin["timestamp"], "project": top.origin["project"]}, word
         assert word in top.text.lower() and top.citation == "fresh"
         assert re.fullmatch(r"2026-11-\d\dT\d\d:\d\d:\d\d\.000Z", top.origin["timestamp"])
+    # "Where did we put the runbook ... moonvault?" is answered by the next reply: it comes first
+    moon = _session_hits(search("moonvault", cfg, scope="sessions"))
+    assert moon[0].origin["message_uuid"] == info["found"]["runbook"][1]
 
 
 def test_mechanism_sidechain_meta_and_half_written_line_are_not_indexed(corpus):

@@ -68,10 +68,15 @@ def asks(sentence: str) -> bool:
     return any(_key(w) in QUESTION_WORDS for w in sentence.split()[:2])
 
 
+def sentences(text: str) -> list[str]:
+    """The sentences of `text` (see _SENTENCE_END_RE), blank ones left out."""
+    return [s for s in _SENTENCE_END_RE.split(text) if s.strip()]
+
+
 def asking_part(prompt: str) -> str:
     """The sentences of `prompt` that ask, joined ("" when none does): "Fix the flaky test in
     serve.py. How do I use tar to extract it?" asks in its second sentence only."""
-    return " ".join(s for s in _SENTENCE_END_RE.split(prompt) if s.strip() and asks(s))
+    return " ".join(s for s in sentences(prompt) if asks(s))
 
 
 def name_uses(prompt: str) -> frozenset[str]:

@@ -19,6 +19,7 @@ from .citations import FileCache, changed_on_disk, locate, locate_session, store
 from .fusion import rescore, rrf
 from .framing import topic
 from .graph import expand
+from .replies import replies_first, session_ids
 from .types import CHANNELS, Answer, Candidate, ChannelStatus, Hit
 
 # Evidence gate, calibrated 2026-12-01 on every dev query of xquad en/de/es/ru/zh, scifact and
@@ -558,6 +559,9 @@ def search(query: str, config: Config | None = None, *, k: int | None = None, ch
             return Answer("no_evidence", "below_threshold", query, status, 0, (), evidence, _done(timings, t0))
 
         t = time.perf_counter()
+        sessions = session_ids(direct, chunks)
+        if len(sessions) > 1:  # a past session's question after the reply that answered it
+            direct = replies_first(direct, chunks, _origins(store, [chunks[c] for c in sessions]), spelled)
         extra = expand(store, direct[:k], chunks, seeds=cfg.graph_seeds, fanout=cfg.graph_fanout) if graph else []
         picked = take_k(direct, extra, k)
         timings["graph"] = (time.perf_counter() - t) * 1000
