@@ -178,3 +178,20 @@ def test_past_the_scan_cap_the_ranking_is_capped_true_bm25_and_says_so(corpus, q
         assert [s for _, s in ranked.hits] == sorted((s for _, s in ranked.hits), reverse=True)
         b.lexical(terms, 30, BM25_WEIGHTS)
         assert b.lexical_exact is False
+
+
+def test_compounds_join_and_split_as_in_sqlite(tmp_path, pg_url):
+    """retrieve/compounds asks the store for a word and a two-word phrase: PostgreSQL proposes the
+    same alternatives as SQLite and ranks them alike ("roll back" / "rollback", "wifi" / "Wi-Fi")."""
+    notes = {"deploy.md": "# Deploys\n\nA failed migration is undone with the rollback script, then promoted.\n",
+             "home.md": "# Home\n\nThe Wi-Fi router sits in the hall; reboot it when the printer drops off.\n",
+             "game.md": "# Games\n\nRoll the dice twice and move back three squares.\n"}
+    sq, pg = _both_stores(tmp_path, pg_url, notes)
+    with open_store(sq) as a, open_store(pg) as b:
+        for q in ("how do I roll back a migration", "where is the wifi"):
+            terms = build_fts_query(q, a).terms
+            assert any(t.alternatives for t in terms), q
+            assert terms == build_fts_query(q, b).terms, q
+            want, got = a.lexical(terms, 10, BM25_WEIGHTS), b.lexical(terms, 10, BM25_WEIGHTS)
+            assert want
+            _assert_same_ranking(a, want, b, got)
