@@ -132,6 +132,43 @@ def intent_lines(meta: dict, output: str, text_out: str) -> tuple[int, int]:
     return sum(ln in kept or (ln and ln in text_out) for ln in lines), len(lines)
 
 
+_SECTION_HEAD = re.compile(r"^_+ (?!_ |_$).*\S _+$")
+
+
+def pytest_keys(output: str) -> list[str]:
+    """A failed pytest run's key lines, read from the output: the last `E` line of each section
+    under FAILURES / ERRORS (what failed) and every FAILED / ERROR line of the short test summary."""
+    keys, last, where = [], None, None
+    for line in output.split("\n"):
+        line = line.rstrip()
+        if re.match(r"^=+ (FAILURES|ERRORS) =+$", line):
+            where = "sections"
+        elif re.match(r"^=+ short test summary info =+$", line):
+            where = "summary"
+        elif re.match(r"^=+ ", line):
+            where = None
+        if where == "sections" and (_SECTION_HEAD.match(line) or line.startswith("=")):
+            if last:
+                keys.append(last)
+            last = None
+        elif where == "sections" and re.match(r"^E +\S", line):
+            last = line
+        elif where == "summary" and re.match(r"^(FAILED|ERROR) \S", line):
+            keys.append(line)
+    if last:
+        keys.append(last)
+    return list(dict.fromkeys(keys))
+
+
+def client_error(output: str, exit_code: int) -> str:
+    """PostToolUseFailure's `error` as Claude Code builds it (reference §1.4, tools.py): the output
+    capped at 30,000 characters, then middle-truncated to its head and tail of 5,000 each."""
+    text = output[:PERSIST]
+    if len(text) > 10_000:
+        text = f"{text[:5000]}\n... [{len(text) - 10_000} characters truncated] ...\n{text[-5000:]}"
+    return f"Exit code {exit_code}\n{text}"
+
+
 def run(corpus: Path, runs: int, budget: int) -> tuple[list[dict], dict]:
     rows = []
     compressed_text = {}
@@ -158,6 +195,17 @@ def run(corpus: Path, runs: int, budget: int) -> tuple[list[dict], dict]:
             if meta["id"] in PARAPHRASES:
                 alt, alt_note = call(tool, tool_input, response, PARAPHRASES[meta["id"]], budget)
                 row_extra["paraphrase"] = intent_lines(meta, output, rendered(tool, alt or response, alt_note))
+        keys = pytest_keys(output) if tool == "Bash" and meta.get("exit_code") else []
+        if keys:  # a failed pytest run: its key lines in the PostToolUse output and the failure digest
+            kept = set(text_out.split("\n"))
+            row_extra["keys"] = (sum(k in kept for k in keys), len(keys))
+        if tool == "Bash" and meta.get("exit_code") and hasattr(VC, "digest_tool_failure"):
+            error = client_error(output, meta["exit_code"])
+            digest = VC.digest_tool_failure("Bash", tool_input, error) or ""
+            row_extra["digest"] = (sum(m in digest for m in must if m in error), sum(m in error for m in must))
+            shown = set(pytest_keys(error.split("\n", 1)[1]))
+            if shown:
+                row_extra["digest_keys"] = (sum(k in set(digest.split("\n")) for k in shown), len(shown))
         compressed_text[meta["id"]] = text_out
         rows.append({
             "id": meta["id"], "tool": tool, "bytes_in": len(text_in.encode()),
@@ -308,6 +356,11 @@ def main(argv=None) -> int:
         "- the same with a paraphrased intent (held-out style): **{}/{}**".format(*_frac(rows, "paraphrase")),
         f"- Bash outputs over {PERSIST:,} chars: must-keep lines in the first {PREVIEW:,} chars the client "
         "previews: **{}/{}**".format(*_frac(rows, "preview")),
+        "- failed pytest runs: key lines (each failure's last E line, every FAILED/ERROR summary line) in "
+        "the PostToolUse output: **{}/{}**".format(*_frac(rows, "keys")),
+        "- failed Bash outputs as PostToolUseFailure's `error` (capped, middle-truncated): must-keep lines "
+        "the `error` still holds that its digest keeps: **{}/{}**; pytest key lines it holds that the digest "
+        "keeps: **{}/{}**".format(*_frac(rows, "digest"), *_frac(rows, "digest_keys")),
         f"- deterministic (identical bytes over {args.runs} calls): "
         f"**{sum(r['deterministic'] for r in rows)}/{len(rows)}**",
         f"- time on a 1 MB Bash output: **{mb_ms:.0f} ms** (median of {args.runs})",
@@ -333,8 +386,9 @@ def main(argv=None) -> int:
             lines.append("  - altered: " + ", ".join(f"`{b}`" for b in ri["broken"][:10]))
     lines += [
         "",
-        "| id | tool | bytes in | bytes out | reduction | must-keep | intent lines | paraphrase | preview | ms | det. |",
-        "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |",
+        "| id | tool | bytes in | bytes out | reduction | must-keep | intent lines | paraphrase | preview | pytest keys "
+        "| failure digest | ms | det. |",
+        "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |",
     ]
 
     def cell(r, key):
@@ -344,6 +398,7 @@ def main(argv=None) -> int:
         lines.append(
             f"| `{r['id']}` | {r['tool']} | {r['bytes_in']:,} | {r['bytes_out']:,} | {r['reduction']:.1%} "
             f"| {r['kept']}/{r['must']} | {cell(r, 'intent')} | {cell(r, 'paraphrase')} | {cell(r, 'preview')} "
+            f"| {cell(r, 'keys')} | {cell(r, 'digest')}{' + ' + cell(r, 'digest_keys') if 'digest_keys' in r else ''} "
             f"| {r['ms']:.1f} | {'yes' if r['deterministic'] else 'NO'} |")
     missing = [(r["id"], m) for r in rows for m in r["missing"]]
     if missing:

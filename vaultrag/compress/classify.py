@@ -76,6 +76,11 @@ class Classes:
     section: list[int]  # size in lines of a header's section
     ids: set[int]  # failure id lines (pytest FAILED/ERROR summary, cargo "... FAILED", rustc error[E..])
     follows: dict[int, int] = field(default_factory=dict)  # a line -> the header it goes with (a commit's subject)
+    # pytest's key lines -> (failure number, role): each FAILED/ERROR summary line (role 0), and in
+    # each failure's section the first E line of its last E block (0: the exception that ended it),
+    # its last E line (1) and its first E line (2: a chain's original exception). select.py takes
+    # them before any other error line, failure by failure; lead_text puts them with the ids.
+    keys: dict[int, tuple[int, int]] = field(default_factory=dict)
 
     def promote(self, hits, c: int, k: str = "") -> None:
         for u in hits:
@@ -110,7 +115,8 @@ def classify(view: View, units: Units, log: LogShape | None = None) -> Classes:
         out.promote({min(stats), max(stats)}, C_CONTEXT)
     out.promote(summary, C_SUMMARY)
     nonblank = [u for u in range(n) if not view.blank[u]]
-    out.promote(set(nonblank[:HEAD_LINES] + nonblank[-TAIL_LINES:]), C_EDGE)
+    # pytest's key lines at the end (the last FAILED lines) keep their failure-by-failure order
+    out.promote(set(nonblank[:HEAD_LINES] + nonblank[-TAIL_LINES:]) - out.keys.keys(), C_EDGE)
     _sections(out, units, n)
     _subjects(view, out, headers.get("commit", set()), n)
     return out
@@ -162,14 +168,16 @@ def _events(view: View, out: Classes, log: LogShape | None = None) -> None:
 
 def _pytest(view: View, out: Classes) -> None:
     """Inside pytest's FAILURES / ERRORS sections: the raising `>` line of each frame is an error
-    line and `--showlocals` locals are its context (`E` lines are errors already)."""
-    spans, begin = [], None
+    line and `--showlocals` locals are its context (`E` lines are errors already); each failure's
+    key E lines and the short summary's FAILED/ERROR lines are error lines whatever their number
+    (`_events` turns errors off when they are over a third of the lines) and noted in `keys`."""
+    spans, summaries, begin = [], [], None
     for m in rules.PYTEST_SECTION_RE.finditer(view.joined):
         if begin is not None:
-            spans.append((begin, m.start()))
-        begin = m.end() if m.group(1) else None
+            (spans if begin[1] else summaries).append((begin[0], m.start()))
+        begin = (m.end(), True) if m.group(1) else (m.end(), False) if m.group(2) == "short test summary info" else None
     if begin is not None:
-        spans.append((begin, len(view.joined)))
+        (spans if begin[1] else summaries).append((begin[0], len(view.joined)))
     for lo, hi in spans:
         for rule, c, k in ((rules.PYTEST_RAISE_RE, C_ERROR, "raise"), (rules.PYTEST_LOCAL_RE, C_CONTEXT, "local")):
             for m in rule.finditer(view.joined, lo, hi):
@@ -177,6 +185,32 @@ def _pytest(view: View, out: Classes) -> None:
                 if out.cls[u] > c or (out.cls[u] == c and not out.kind[u]):
                     out.cls[u], out.kind[u] = c, k
                     out.later.discard(u)
+    def unit(m) -> int:
+        return bisect_right(view.starts, m.start()) - 1
+
+    sections = []  # per failure section, its E-line units
+    for lo, hi in spans:
+        heads = [unit(m) for m in rules.PYTEST_FAILURE_HEAD_RE.finditer(view.joined, lo, hi)]
+        e_lines = [unit(m) for m in rules.PYTEST_E_LINE_RE.finditer(view.joined, lo, hi)]
+        for a, b in zip(heads, heads[1:] + [len(view.texts)]):
+            sections.append([u for u in e_lines if a < u < b])
+    for i, es in enumerate(sections):
+        if not es:
+            continue
+        block = len(es) - 1
+        while block > 0 and es[block - 1] == es[block] - 1:
+            block -= 1
+        for role, u in enumerate((es[block], es[-1], es[0])):
+            out.keys.setdefault(u, (i, role))
+    for lo, hi in summaries:
+        for i, m in enumerate(rules.PYTEST_SHORT_FAILURE_RE.finditer(view.joined, lo, hi)):
+            u = unit(m)
+            out.keys.setdefault(u, (i, 0))
+            out.ids.add(u)
+    out.promote(out.keys, C_ERROR)
+    for u in out.keys:
+        if out.cls[u] == C_ERROR:
+            out.later.discard(u)
 
 
 def _sections(out: Classes, units: Units, n: int) -> None:

@@ -151,6 +151,12 @@ PYTEST_RAISE_RE = re.compile(r"^> {2,}\S", re.M)
 PYTEST_LOCAL_RE = re.compile(r"^[A-Za-z_]\w* +=(?: |$)", re.M)
 PYTEST_SECTION_RE = re.compile(r"^=+ (FAILURES|ERRORS) =+$|^=+ (short test summary info|warnings summary)\b.*$"
                                r"|^=+ .* in [\d.]+s(?: \([\d:]+\))? =+$", re.M)
+# A failure's section in FAILURES / ERRORS: `____ test_name ____` (pytest's sep("_", title), at least one
+# underscore a side for a long id; not the `_ _ _ _` frame separator), its E lines (`E   ValueError: ...`),
+# and the short test summary's lines for failures and errors (not -rA's PASSED / SKIPPED lines).
+PYTEST_FAILURE_HEAD_RE = re.compile(r"^_+ (?!_ |_$)[^\n]*\S _+$", re.M)
+PYTEST_E_LINE_RE = re.compile(r"^E {1,}\S", re.M)
+PYTEST_SHORT_FAILURE_RE = re.compile(r"^(?:FAILED|ERROR) \S", re.M)
 # A failure's id line: what to read first when only a preview reaches the model.
 FAILURE_ID_RE = re.compile(
     r"^(?:(?:FAILED|ERROR) \S+::\S*"  # pytest short test summary

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 
 from . import rules
-from .classify import C_CONTEXT, C_EDGE, C_MATCH, C_RELEVANT, C_REST, Classes, View
+from .classify import C_CONTEXT, C_EDGE, C_ERROR, C_MATCH, C_RELEVANT, C_REST, Classes, View
 from .clean import mask
 from .logs import spread_rounds
 
@@ -22,6 +22,10 @@ MARKER_COST = 30  # approximate length of a gap marker line, paid when a new gap
 CLASS_SHARES = (0.30, 0.75, 0.15, 0.50, 0.20, 0.15, 0.35, 0.40, 1.0)
 # In file/search content the outline (definitions, files, commits) is what a reader scans first.
 CONTENT_SHARES = (0.30, 0.75, 0.15, 0.50, 0.20, 0.15, 0.50, 0.30, 1.0)
+# pytest's key lines (each failure's FAILED line and E lines, classify `keys`) have a first-pass share
+# of their own, beside the other error lines': a run of 11 failures needs ~1,600 characters of them,
+# and with the error share alone the tracebacks' locals and the session header took the room first.
+KEY_SHARE = 0.6
 
 _SHAPE_SUBS = [
     (re.compile(r"\[[^\]\n]*\]"), "[]"),
@@ -63,6 +67,8 @@ def priority_order(view: View, c: Classes, scores: list[float], prior: list[int]
     # when they overflow their share, the inner ones give way.
     edges = sorted(u for u in by_score if cls[u] == C_EDGE)
     depth = {u: min(len(edges) - 1 - i, i + 1) for i, u in enumerate(edges)}
+    keys = key_order(view, c)
+
 
     def priority(u: int):
         if u in c.follows:  # a commit's subject comes right after its commit line
@@ -75,6 +81,8 @@ def priority_order(view: View, c: Classes, scores: list[float], prior: list[int]
             return (cls[u], -scores[u] / (1.0 + SHAPE_DECAY * rank[u]), shapes[u], u)
         if u in depth:  # where an edge sits matters more than its shape (every edge is in depth)
             return (cls[u], depth[u], u)
+        if u in keys:  # pytest's key lines lead the errors, failure by failure (before any `>` line)
+            return (cls[u], -1, keys[u])
         size = c.section[u] if kind[u] in rules.BY_SECTION else 0
         return (cls[u], cls[u] == C_CONTEXT and u in c.later, rank[u], -prior[u], scores[u] <= 0, -size,
                 -scores[u], u)
@@ -82,10 +90,23 @@ def priority_order(view: View, c: Classes, scores: list[float], prior: list[int]
     return sorted(by_score, key=priority), rank
 
 
+def key_order(view: View, c: Classes) -> dict[int, tuple]:
+    """The error-class pytest key lines (classify `keys`) -> their order: failure by failure, each
+    failure's summary line and E lines by role, except that a line repeating an earlier key line's
+    text (the same exception in 200 tests) waits until every distinct one is in."""
+    out, seen = {}, set()
+    for u in sorted((u for u in c.keys if c.cls[u] == C_ERROR), key=lambda u: (c.keys[u], u)):
+        text = view.texts[u].strip()
+        out[u] = (text in seen, *c.keys[u], u)
+        seen.add(text)
+    return out
+
+
 def fill(order: list[int], cls: list[int], cost: list[int], n: int, budget: int, content: bool,
-         follows: dict[int, int] | None = None) -> list[bool]:
+         follows: dict[int, int] | None = None, keys=()) -> list[bool]:
     """Which units fit the budget, taken greedily in `order` within class shares, then without.
-    A unit that `follows` a header (a commit's subject) is taken with it or not at all."""
+    A unit that `follows` a header (a commit's subject) is taken with it or not at all. `keys`
+    (pytest's key lines) fill KEY_SHARE of their own before their class's share."""
     chosen = [False] * n
     used = 0
     gaps = 1  # nothing chosen: everything is one gap
@@ -124,11 +145,14 @@ def fill(order: list[int], cls: list[int], cost: list[int], n: int, budget: int,
 
     shares = CONTENT_SHARES if content else CLASS_SHARES
     class_used = [0] * len(shares)
+    key_used = 0
     deferred = []
     for u in order:
         c = cls[u]
         group_cost = cost[u] + (cost[follower[u]] if u in follower else 0)
-        if class_used[c] + group_cost > shares[c] * budget:
+        if u in keys and key_used + group_cost <= KEY_SHARE * budget:
+            key_used += sum(cost[v] for v in try_add_group(u))
+        elif class_used[c] + group_cost > shares[c] * budget:
             deferred.append(u)
         else:
             for v in try_add_group(u):

@@ -128,7 +128,8 @@ def compress_planned(text: str, budget_chars: int, **kw) -> tuple[str, Plan | No
     if len(cleaned) <= budget:
         return scrub_text(cleaned)[0], None
     p = plan(cleaned, budget, query, prompt, content or search, intent, search)
-    chosen = fill(p.order, p.classes.cls, p.cost, len(p.units), budget, content, p.classes.follows)
+    chosen = fill(p.order, p.classes.cls, p.cost, len(p.units), budget, content, p.classes.follows,
+                  {u for u in p.classes.keys if p.classes.cls[u] == C_ERROR})
     out = render(p.units, chosen)
     # Marker lengths vary around MARKER_COST: drop the least important units until it fits (a
     # commit line with its subject, which comes right after it in the order).
@@ -148,6 +149,7 @@ def lead_text(p: Plan, budget: int) -> str:
     summary lines (failing ones and one of each shape), failure ids, intent matches, the other
     error lines (E lines, raising frames) and the message line after each, warnings, the outline."""
     cls, rank = p.classes.cls, p.rank
+    keys = {u for u in p.classes.keys if cls[u] == C_ERROR}
 
     def lead_rank(u: int) -> int | None:
         c = cls[u]
@@ -165,9 +167,16 @@ def lead_text(p: Plan, budget: int) -> str:
     pos = {u: i for i, u in enumerate(p.order)}
     ids = sorted(p.classes.ids)
     late_ids = set(ids[LEAD_IDS:])
-    # within a rank: one line of each shape before repeats (a panic message before a second panic)
-    picks = sorted((4 if u in late_ids else r, rank[u] if r == 3 else 0, pos[u], u)
-                   for u in p.order if (r := lead_rank(u)) is not None)
+
+    def pick(u: int, r: int) -> tuple:
+        # pytest's key lines past the first ids (each failure's E lines, the later FAILED lines) lead
+        # the error lines, failure by failure in the priority order (select.key_order)
+        if u in keys and (r == 3 or u in late_ids):
+            return (3, -1, pos[u], u)
+        # within a rank: one line of each shape before repeats (a panic message before a second panic)
+        return (4 if u in late_ids else r, rank[u] if r == 3 else 0, pos[u], u)
+
+    picks = sorted(pick(u, r) for u in p.order if (r := lead_rank(u)) is not None)
     chosen = [False] * len(p.units)
     used = 0
     follows = p.classes.follows
