@@ -390,8 +390,11 @@ def handler_problems(handler, passed: list[str], probes: dict) -> list[Problem]:
         out.append(Problem("sqlite", f"{python}: SQLite has no FTS5 ({probe['fts5']})",
                            f"{python} -m pip install sqlean-py"))
     if probe.get("vec"):
-        out.append(Problem("sqlite-vec", f"{python}: {probe['vec']}; hooks search without vectors",
-                           f"{python} -m pip install sqlite-vec sqlean-py", "warning"))
+        # a forced driver (VAULTRAG_SQLITE, which the probe inherits) is fixed by unsetting it, not a pip install
+        fix = ("unset VAULTRAG_SQLITE in the environment Claude Code starts hooks from"
+               if probe["vec"].startswith("VAULTRAG_SQLITE=") and "unset VAULTRAG_SQLITE to use" in probe["vec"]
+               else f"{python} -m pip install sqlite-vec sqlean-py")
+        out.append(Problem("sqlite-vec", f"{python}: {probe['vec']}; hooks search without vectors", fix, "warning"))
     return out
 
 

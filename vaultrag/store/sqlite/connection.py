@@ -158,7 +158,7 @@ def load_vec(conn) -> str | None:
     if path is None:
         return "sqlite-vec is not installed (pip install sqlite-vec)"
     if not hasattr(conn, "enable_load_extension"):
-        return "this Python's sqlite3 cannot load extensions and sqlean-py is not installed (pip install sqlean-py)"
+        return no_extension_reason()
     try:
         conn.enable_load_extension(True)
         try:
@@ -168,6 +168,26 @@ def load_vec(conn) -> str | None:
     except Exception as exc:  # the driver's OperationalError, whichever module it is
         return f"loading sqlite-vec failed: {exc}"
     return None
+
+
+def no_extension_reason() -> str:
+    """Why the vector channel is off when the connection cannot load extensions, and what to do:
+    VAULTRAG_SQLITE may have asked for this sqlite3 (trial finding: forcing `stdlib` was reported
+    as "sqlean-py is not installed" while it was), or sqlean-py be missing or broken."""
+    forced = os.environ.get("VAULTRAG_SQLITE", "")
+    has_sqlean = importlib.util.find_spec("sqlean") is not None
+    off = "this Python's sqlite3, which cannot load extensions, so sqlite-vec cannot load and the vector channel is off"
+    if forced == "stdlib":
+        fix = ("unset VAULTRAG_SQLITE to use the installed sqlean-py, which can" if has_sqlean
+               else "unset VAULTRAG_SQLITE and pip install sqlean-py")
+        return f"VAULTRAG_SQLITE=stdlib selects {off}; {fix}"
+    if forced == "sqlean" and not has_sqlean:
+        return f"VAULTRAG_SQLITE=sqlean asks for sqlean-py, which is not installed, so vaultrag uses {off}; " \
+               f"pip install sqlean-py"
+    if has_sqlean:  # installed, yet sqlite_module() fell back: the package did not import
+        return (f"sqlean-py is installed but failed to import, so vaultrag uses {off}; reinstall it "
+                f"(pip install --force-reinstall sqlean-py)")
+    return "this Python's sqlite3 cannot load extensions and sqlean-py is not installed (pip install sqlean-py)"
 
 
 def library_report() -> dict:
