@@ -386,8 +386,8 @@ def main(argv=None) -> int:
             lines.append("  - altered: " + ", ".join(f"`{b}`" for b in ri["broken"][:10]))
     lines += [
         "",
-        "| id | tool | bytes in | bytes out | reduction | must-keep | intent lines | paraphrase | preview | pytest keys "
-        "| failure digest | ms | det. |",
+        "| id | tool | bytes in | bytes out | reduction | must-keep | intent lines | paraphrase | preview "
+        "| pytest keys | failure digest | ms | det. |",
         "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |",
     ]
 

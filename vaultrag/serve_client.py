@@ -3,7 +3,7 @@
 Standard library only, and nothing of vaultrag's is imported before forwarding: a hook process
 that finds the server spends its time on interpreter start, one socket round trip and the
 server's in-process answer. No socket file -> the caller runs the hook in process, as before.
-Same fail-open rules as the hook: never raises, never blocks past FORWARD_TIMEOUT_S.
+Same fail-open rules as the hook: never raises, never waits past the hook's deadline (forward_timeout).
 """
 from __future__ import annotations
 
@@ -11,10 +11,16 @@ import os
 import sys
 import time
 
-FORWARD_TIMEOUT_S = 1.2  # under the hook's own 1.5 s deadline; the server answers in ~10 ms
-# Of a shorter deadline set by $VAULTRAG_HOOK_TIMEOUT_MS the forward may use this much: giving up
-# on a hung server is then logged, and log_line's scrubber import takes ~0.2 s of what is left.
+# The hook's deadline is $VAULTRAG_HOOK_TIMEOUT_MS, else the config file's hooks.timeout_ms, else
+# this (config.Config.hook_timeout_ms; not imported: the config loader is 30-50 ms of a forwarded
+# hook's start under load, BENCHMARKS.md "fix12"). The forward may use all of it but LOG_RESERVE_S,
+# and at least FORWARD_SHARE of a short one: giving up on a hung server is logged, and log_line's
+# scrubber import takes ~0.2 s. The default deadline gives FORWARD_TIMEOUT_S; the server answers in ~10 ms.
+DEFAULT_HOOK_TIMEOUT_MS = 1500
+LOG_RESERVE_S = 0.3
 FORWARD_SHARE = 0.5
+FORWARD_TIMEOUT_S = 1.2  # = forward_share_s(DEFAULT_HOOK_TIMEOUT_MS)
+MAX_CONFIG_BYTES = 1024 * 1024  # as config.MAX_CONFIG_BYTES
 MAX_STDIN_BYTES = 32 * 1024 * 1024  # as vaultrag.hooks.MAX_STDIN_BYTES
 # The environment that picks the index; the server refuses (409) a hook meant for another one.
 IDENTITY_ENV = ("VAULTRAG_CONFIG", "VAULTRAG_VAULT", "VAULTRAG_DB", "VAULTRAG_STORE", "VAULTRAG_COLLECTION")
@@ -149,7 +155,11 @@ def forwarded(event: str, sock: str | None = None) -> bool:
                               headers={IDENTITY_HEADER: identity()})
     except (ConnectionError, FileNotFoundError):
         return _restore(raw)  # a stale socket file (no server behind it), or not a vaultrag server
-    except OSError as exc:  # timeout or a broken server: fail open, like the hook itself
+    except TimeoutError:  # a hung server: fail open, like the hook itself (no context)
+        _log(f"{event}: gave up on the server at {sock} after {forward_timeout():.2f} s "
+             f"(hook deadline {hook_timeout_ms()} ms: hooks.timeout_ms or $VAULTRAG_HOOK_TIMEOUT_MS)")
+        return True
+    except OSError as exc:  # a broken server: fail open
         _log(f"{event}: server at {sock}: {type(exc).__name__}: {exc}")
         return True
     if status != 200:
@@ -162,14 +172,111 @@ def forwarded(event: str, sock: str | None = None) -> bool:
 
 
 def forward_timeout() -> float:
-    """FORWARD_TIMEOUT_S, or less under a shorter hook deadline in $VAULTRAG_HOOK_TIMEOUT_MS (the
-    config's hooks.timeout_ms is not read here: loading the config is the in-process path's cost).
-    A hung server held a 500 ms hook for 1.2 s."""
+    """How long to wait for the server: the hook's deadline (`hook_timeout_ms()`) less what logging
+    a give-up needs. Trial finding: hooks.timeout_ms was not read here, so a hung server held a
+    500 ms hook for 1.2 s, and a 4000 ms hook (a PostgreSQL store) gave up on a working server at 1.2 s."""
+    return forward_share_s(hook_timeout_ms())
+
+
+def forward_share_s(deadline_ms: int) -> float:
+    deadline_s = deadline_ms / 1000
+    return max(deadline_s * FORWARD_SHARE, deadline_s - LOG_RESERVE_S)
+
+
+def hook_timeout_ms() -> int:
+    """The hook's deadline as the in-process path takes it (hooks.main): $VAULTRAG_HOOK_TIMEOUT_MS,
+    else the config file's `hooks.timeout_ms`, else DEFAULT_HOOK_TIMEOUT_MS."""
     try:
-        deadline_s = int(os.environ.get("VAULTRAG_HOOK_TIMEOUT_MS") or 0) / 1000
+        env = int(os.environ.get("VAULTRAG_HOOK_TIMEOUT_MS") or 0)
     except ValueError:
-        deadline_s = 0
-    return min(FORWARD_TIMEOUT_S, deadline_s * FORWARD_SHARE) if deadline_s > 0 else FORWARD_TIMEOUT_S
+        env = 0
+    if env > 0:
+        return env
+    try:
+        found = config_timeout_ms()
+    except Exception:  # an unreadable file or folder: the in-process path reports it
+        found = None
+    return found if found is not None else DEFAULT_HOOK_TIMEOUT_MS
+
+
+def config_file() -> str:
+    """The config file config.config_file_path() names (not imported: see DEFAULT_HOOK_TIMEOUT_MS)."""
+    explicit = os.environ.get("VAULTRAG_CONFIG")
+    if explicit:
+        return os.path.expanduser(explicit)
+    base = os.environ.get("XDG_CONFIG_HOME", "")
+    if not base or not os.path.isabs(base):
+        home = os.environ.get("HOME", "")
+        base = os.path.join(home if home and os.path.isabs(home) else os.path.expanduser("~"), ".config")
+    return os.path.join(base, "vaultrag", "config.yaml")
+
+
+def config_timeout_ms() -> int | None:
+    """`hooks.timeout_ms` of the config file, or None (no file, no such key). Read with a line scan
+    of the YAML (block `hooks:` with `  timeout_ms: N` under it, or flow `hooks: {timeout_ms: N}`),
+    without yaml or the config loader; a value the scan cannot read as a positive integer (an
+    anchor, a quoted or computed value) is asked of the config loader, which costs its import."""
+    import stat
+
+    path = config_file()
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_CONFIG_BYTES:
+        return None
+    with open(path, "rb") as f:
+        text = f.read(MAX_CONFIG_BYTES).decode("utf-8")
+    value = scan_hooks_timeout(text)
+    if value is None or (value.isdigit() and int(value) > 0):
+        return int(value) if value else None
+    from .config import load_config  # the rare shape the scan does not read
+
+    return load_config().hook_timeout_ms
+
+
+def scan_hooks_timeout(text: str) -> str | None:
+    """The text of `hooks.timeout_ms`'s value in a YAML config (the last one, as yaml keeps), or None."""
+    found, in_hooks, indent = None, False, None
+    for raw in text.splitlines():
+        line = _uncomment(raw).rstrip()
+        if not line.strip() or line.strip() in ("---", "..."):
+            continue
+        if not line[0].isspace():  # a top-level key
+            key, _, rest = line.partition(":")
+            in_hooks, indent = _unquote(key) == "hooks", None
+            rest = rest.strip()
+            if in_hooks and rest.startswith("{"):
+                in_hooks = False
+                for item in rest.strip("{}").split(","):
+                    k, sep, v = item.partition(":")
+                    if sep and _unquote(k) == "timeout_ms":
+                        found = v.strip()
+            elif in_hooks and rest:
+                in_hooks = False  # `hooks: *anchor` or another scalar: not a mapping the scan reads
+                found = rest if "timeout_ms" in text else found
+            continue
+        if in_hooks:
+            depth = len(line) - len(line.lstrip())
+            indent = depth if indent is None else indent
+            key, sep, v = line.strip().partition(":")
+            if depth == indent and sep and _unquote(key) == "timeout_ms":
+                found = v.strip()
+    return found
+
+
+def _uncomment(line: str) -> str:
+    i = line.find("#")
+    while i >= 0:
+        if i == 0 or line[i - 1] in " \t":
+            return line[:i]
+        i = line.find("#", i + 1)
+    return line
+
+
+def _unquote(key: str) -> str:
+    key = key.strip()
+    return key[1:-1] if len(key) >= 2 and key[0] == key[-1] and key[0] in "'\"" else key
 
 
 def _restore(raw: bytes) -> bool:
