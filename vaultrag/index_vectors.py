@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import re
 
 from .config import Config
 from .store import FileWrite, Store
@@ -23,9 +24,36 @@ MODEL_SIGNATURE_META = "model_signature"  # JSON: spec, resolved folder, fallbac
 REEMBED_ROWS = 1024  # chunks re-embedded per transaction after a model change
 
 
+# Identifiers written in hex (commit hashes, content hashes, UUIDs, Notion-style page ids): a word of
+# 8+ hex digits, or dash-joined groups of them, holding both a digit and a letter a-f. A static model's
+# vector is the mean of its word pieces' rows, and such a word is many pieces with no meaning
+# (a 64-digit hash is ~40 of them, a paragraph ~150): one in a note's title, embedded twice (title, and
+# the title H1 in the lead chunk's text), put xquad-en's vectors-only nDCG@10 at 0.766 where the same
+# chunks without it reach 0.886 (de 0.459 -> 0.625, zh 0.129 -> 0.378; SciFact, no such words, equal:
+# BENCHMARKS.md "Stop 34 — sem12"). Only the embedded input drops them: BM25 and names keep every word.
+_HEX_ID = re.compile(r"\b[0-9a-f]{8,}(?:-[0-9a-f]{4,})*\b", re.IGNORECASE)
+# Part of the model fingerprint: a new input recipe re-embeds every chunk of an existing index once.
+EMBED_INPUT_VERSION = 2
+
+
 def embed_input(title: str, heading_path: str, text: str) -> str:
-    """What the embedding model sees for a chunk: note title and heading give it its topic."""
-    return "\n".join(p for p in (title, heading_path, text) if p)
+    """What the embedding model sees for a chunk: note title and heading give it its topic; hex
+    identifiers (_HEX_ID) are left out."""
+    joined = "\n".join(p for p in (title, heading_path, text) if p)
+    if not _HEX_RUN.search(joined):
+        return joined
+    kept = _HEX_ID.sub(_blank_id, joined)
+    return kept if kept.strip() else joined  # nothing but identifiers: embedded as written
+
+
+def _blank_id(m: re.Match) -> str:
+    """A hex run is an identifier when it mixes digits and letters (a number or a word is not)."""
+    word = m.group(0)
+    letters = sum(c.isalpha() for c in word)
+    return " " if letters and letters < len(word) - word.count("-") else word
+
+
+_HEX_RUN = re.compile(r"[0-9a-fA-F]{8}")  # the cheap pre-check: most chunks hold no 8 hex characters in a row
 
 
 def model_signature(cfg: Config) -> str | None:
@@ -44,9 +72,11 @@ def model_signature(cfg: Config) -> str | None:
         stats = [(str(f), os.stat(f).st_size, os.stat(f).st_mtime_ns) for f in files]
     except Exception:  # resolve errors surface when the model is loaded for real
         return None
-    return json.dumps({"spec": cfg.model, "model_id": info.model_id, "path": str(info.path),
-                       "fallback": info.fallback_reason, "files": stats, "vector_type": cfg.vector_type},
-                      sort_keys=True)
+    sig = {"spec": cfg.model, "model_id": info.model_id, "path": str(info.path),
+           "fallback": info.fallback_reason, "files": stats, "vector_type": cfg.vector_type}
+    if EMBED_INPUT_VERSION > 1:  # an index embedded by another input recipe loads the model (and re-embeds)
+        sig["input"] = EMBED_INPUT_VERSION
+    return json.dumps(sig, sort_keys=True)
 
 
 class LazyEmbedder:
@@ -73,8 +103,11 @@ class LazyEmbedder:
 
 
 def model_fingerprint(embedder, cfg: Config) -> str:
-    return json.dumps({"model": embedder.model_id, "dim": embedder.dim, "vocab": embedder.vocab_size,
-                       "weights_sha256": embedder.weights_sha256, "vector_type": cfg.vector_type}, sort_keys=True)
+    fp = {"model": embedder.model_id, "dim": embedder.dim, "vocab": embedder.vocab_size,
+          "weights_sha256": embedder.weights_sha256, "vector_type": cfg.vector_type}
+    if EMBED_INPUT_VERSION > 1:  # version 1 (no key) is every index built before the inputs dropped hex ids
+        fp["input"] = EMBED_INPUT_VERSION
+    return json.dumps(fp, sort_keys=True)
 
 
 def setup_vectors(store: Store, cfg: Config, report):
