@@ -92,13 +92,17 @@ class SlowServer:
         self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         self.sock.bind(str(path))
         self.sock.listen(4)
+        self.sock.settimeout(0.1)  # accept() wakes to see `stopped`: closing the socket would not wake it
+        self.stopped = threading.Event()
         self.thread = threading.Thread(target=self.serve, daemon=True)
         self.thread.start()
 
     def serve(self):
-        while True:
+        while not self.stopped.is_set():
             try:
                 conn, _ = self.sock.accept()
+            except socket.timeout:
+                continue
             except OSError:
                 return
             t0 = time.monotonic()
@@ -127,7 +131,12 @@ class SlowServer:
             self.waits.append(time.monotonic() - t0)
 
     def close(self):
+        """Stop and join the thread (a thread left running makes later tests' reindex start its
+        workers by spawn instead of fork: index_pool.start_method)."""
+        self.stopped.set()
+        self.thread.join(30)
         self.sock.close()
+        assert not self.thread.is_alive()
 
 
 def hook_env(tmp_path: Path, sock: Path, timeout_ms: int) -> dict:

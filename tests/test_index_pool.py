@@ -66,7 +66,10 @@ def _tables(db: Path) -> dict[str, list]:
 
 
 def _small_pool(monkeypatch, min_files: int = 1, task_files: int = 5):
+    # a thread another test left running makes the pool start by spawn (index_pool.start_method):
+    # the same floor for both methods, so these tests pool either way
     monkeypatch.setattr(index_pool, "POOL_MIN_FILES", min_files)
+    monkeypatch.setattr(index_pool, "POOL_MIN_FILES_SPAWN", min_files)
     monkeypatch.setattr(index_pool, "TASK_FILES", task_files)
 
 
