@@ -5,7 +5,9 @@
 Two probes written for stop 16 (66 + 42 shapes: connection strings, CLIs, config files, vendor
 tokens, Markdown tables, Wi-Fi QR strings, prose in several languages), a third for stop 31
 (qualified labels, Wi-Fi keys, piped passwords, recovery codes and keys, wallet keys, CVV words,
-SSNs), and a list of texts that use the same words and hold no secret (printed when altered). Each case is (name, text,
+SSNs), a fourth for stop 32 and a fifth for stop 34 (scrub12: labels of more languages, user / password
+pairs, lock codes, Wi-Fi keys after the network's name, Azure DevOps PATs, rclone, passwords in
+parentheses or after a comma), and a list of texts that use the same words and hold no secret (printed when altered). Each case is (name, text,
 secret); a leak is the secret still in `scrub(text)`. Values are random (fixed seeds), so no case
 is a dev-set row. Prints the leaks (every case with -v) and a count per probe.
 """
@@ -418,6 +420,97 @@ def probe_four() -> list:
     return cases
 
 
+def probe_five() -> list:
+    """Stop 34 (scrub12): password words of more languages, `u: admin p: X` pairs, lock codes named
+    by the lock, a network's key after its name, Azure DevOps PATs, rclone settings, a password in
+    parentheses after its user, a password word after a comma mid-sentence."""
+    r = random.Random(12)
+    A = string.ascii_letters + string.digits
+    rs = lambda n, chars=A: "".join(r.choice(chars) for _ in range(n))  # noqa: E731
+    digits = lambda n: rs(n, string.digits)  # noqa: E731
+    pw = lambda: r.choice(["Tamm", "Lacis", "Sarv", "Vuori", "Kedr", "Orzel", "Lipa", "Sokol"]) + digits(r.randint(2, 4)) + r.choice("!#%?$&*@")  # noqa: E731
+    ado = lambda: rs(52, "abcdefghijklmnopqrstuvwxyz234567")  # noqa: E731
+    combo = lambda sep="-": sep.join(str(r.randint(1, 59)) for _ in range(3))  # noqa: E731
+    cases = []
+    def c(name, text, secret): cases.append((name, text, secret))
+    # 1. password words of more languages
+    for lang, label in (("et", "Parool"), ("et-native", "Salasõna"), ("lv", "Parole"), ("ro", "Parola"),
+                        ("pt-PT", "Palavra-passe"), ("nl-BE", "Paswoord"), ("da", "Kodeord"), ("fi", "Tunnussana"),
+                        ("is", "Lykilorð"), ("el", "Συνθηματικό"), ("ko", "패스워드"), ("ko-clipped", "비번"),
+                        ("he", "סיסמא"), ("fa", "گذرواژه"), ("ms", "Kata laluan"), ("af", "Wagwoord"),
+                        ("sq", "Fjalëkalimi"), ("eu", "Pasahitza"), ("gl", "Contrasinal"), ("cy", "Cyfrinair"),
+                        ("lt-ascii", "Slaptazodis"), ("it", "Parola d'ordine")):
+        v = pw(); c(f"label-{lang}", f"- {label}: {v}", v)
+    v = pw(); c("label-et-qualified", f"Wifi parool: {v}", v)
+    v = pw(); c("label-et-bold", f"**Parool:** `{v}`", v)
+    v = digits(4); c("pin-et", f"PIN-kood: {v}", v)
+    v = digits(4); c("pin-cs", f"PIN kód: {v}", v)
+    v = digits(4); c("pin-lt", f"PIN kodas {v}", v)
+    v = rs(32); c("key-fi", f"API-avain: {v}", v)
+    v = rs(32); c("key-da", f"API-nøgle: {v}", v)
+    v = rs(32); c("key-hu", f"API kulcs: {v}", v)
+    v = rs(32); c("key-tr", f"Gizli anahtar: {v}", v)
+    v = rs(32); c("key-cs", f"API klíč: {v}", v)
+    v = rs(32); c("secret-de", f"Geheimnis: {v}", v)
+    # 2. short user / password pairs on one line
+    v = pw(); c("u-p", f"u: admin p: {v}", v)
+    v = pw(); c("U-P-comma", f"U: admin, P: {v}", v)
+    v = pw(); c("u-p-slash", f"u: root / p: {v}", v)
+    v = pw(); c("user-pass", f"user: bob pass: {v}", v)
+    v = pw(); c("usr-pwd", f"usr admin pwd {v}", v)
+    v = pw(); c("login-slash", f"login admin / {v}", v)
+    v = pw(); c("login-as-slash", f"Login as `operator` / {v}", v)
+    v = pw(); c("benutzer-kw", f"Benutzer: admin Kennwort: {v}", v)
+    # 3. lock codes
+    v = digits(4); c("safe-code", f"Safe code {v}", v)
+    v = digits(5); c("safe-code-comma", f"Safe code {v}, spare key under the mat", v)
+    v = combo(); c("safe-code-grouped", f"Safe code {v}", v)
+    v = combo(); c("safe-colon", f"Safe: {v}", v)
+    v = combo(", "); c("safe-combination-commas", f"safe combination {v}", v)
+    v = "L" + combo("-R").replace("-R", "-R", 1); c("safe-combination-turns", f"safe combination {v}", v)
+    v = digits(4); c("tresor", f"Tresor-Code {v}", v)
+    v = digits(4); c("safecode", f"Safecode {v}", v)
+    v = digits(4); c("coffre", f"Code du coffre : {v}", v)
+    v = combo(); c("locker", f"Gym locker: {v}", v)
+    v = digits(4); c("cassaforte", f"combinazione della cassaforte: {v}", v)
+    # 4. a network's key after its name
+    v = pw(); c("wifi-comma-key", f"Wi-Fi HomeNet, key {v}", v)
+    v = pw(); c("wifi-colon-password", f"WiFi: Gast, password {v}", v)
+    v = pw(); c("wlan-schluessel", f"WLAN FritzBox-7590, Schlüssel {v}", v)
+    v = pw(); c("ssid-key", f"SSID Office5G key {v}", v)
+    v = pw(); c("wifi-quoted", f'Wi-Fi "Home Net", pass {v}', v)
+    v = pw(); c("wifi-slash", f"wifi Cafe / key: {v}", v)
+    # 5. Azure DevOps PATs
+    v = ado(); c("ado-label", f"Azure DevOps PAT: {v}", v)
+    v = ado(); c("ado-token", f"ADO token {v}", v)
+    v = ado(); c("ado-env", f"export AZURE_DEVOPS_EXT_PAT={v}", v)
+    v = ado(); c("ado-url", f"git clone https://{v}@dev.azure.com/org/proj/_git/repo", v)
+    v = ado(); c("vsts", f"vsts pat = {v}", v)
+    # 6. rclone
+    v = pw(); c("rclone-ini", f"[minio]\ntype = s3\nprovider = Minio\naccess_key_id = minio\nsecret_access_key = {v}", v)
+    v = rs(20, string.ascii_uppercase + string.digits); c("rclone-key-id", f"[wasabi]\ntype = s3\naccess_key_id = {v}", v)
+    v = rs(22, A + "_-"); c("rclone-pass", f"[mega]\ntype = mega\nuser = me@example.org\npass = {v}", v)
+    v = pw(); c("rclone-create", f"rclone config create s3 s3 access_key_id AKIA secret_access_key {v}", v)
+    v = pw(); c("rclone-create-eq", f"rclone config create box box client_secret={v}", v)
+    v = pw(); c("rclone-obscure", f"rclone obscure '{v}'", v)
+    v = pw(); c("client-secret-typed", f"client_secret: {v}", v)
+    # 7. a password in parentheses after its user
+    v = pw(); c("paren-admin", f"admin ({v})", v)
+    v = pw(); c("paren-login", f"NAS login: nasuser ({v})", v)
+    v = pw(); c("paren-root", f"router: root ({v})", v)
+    v = pw(); c("paren-de", f"Zugang: verwalter ({v})", v)
+    # 8. a password word after a comma mid-sentence
+    v = pw(); c("comma-kennwort", f"Router im Keller, Kennwort {v}", v)
+    v = pw(); c("comma-password", f"NAS at 10.0.0.5, password {v}", v)
+    v = pw(); c("comma-contrasena", f"usuario admin, contraseña {v}", v)
+    v = pw(); c("semicolon-haslo", f"konto: jan; hasło {v}", v)
+    v = pw(); c("comma-mdp", f"compte admin, mot de passe {v}", v)
+    v = pw(); c("comma-parool", f"kasutaja admin, parool {v}", v)
+    v = pw(); c("dash-wachtwoord", f"gebruiker admin - wachtwoord {v}", v)
+    v = pw(); c("comma-and-password", f"the printer is at 10.0.0.9, and the password {v}", v)
+    return cases
+
+
 # Prose and code that use the same words and hold no secret: each must come back unchanged.
 FALSE_POSITIVES = (
     "The PIN header has 40 pins; pin 13 drives the LED.", "Recovery codes are shown once: store them offline.",
@@ -446,6 +539,15 @@ FALSE_POSITIVES = (
     "security answers: must be at least 3 characters", "🔑 Keys and tokens", "service password-encryption",
     "API-Schlüssel: siehe Tresor", "Clé API : dans le coffre", "snmpwalk -v2c -c public 10.0.0.1",
     'read -s PASS <<< "$INPUT"', "openssl enc -d -aes-256-cbc -k $KEY -in a.enc",
+    # round 12: its shapes' words with no secret
+    "Parola: casa", "Paroles : Jacques Brel", "change your password every 90 days", "the key insight is speed",
+    "Safe: 2-3 days", "safe 2024", "Safe mode: 1234", "the safe is 10-20 m away", "fail-safe: 1234",
+    "Wi-Fi HomeNet, key type WPA2-PSK", "Wi-Fi 2.4GHz, password on the router label", "SSID HomeNet key WPA2",
+    "u: admin p: $PASSWORD", "user: bob pass: none", "login page / Settings2", "graphical apps (X11/Wayland)",
+    "admin (see vault)", "root (UID0)", "admin (v2.1.0)", "Router im Keller, Kennwort vergessen",
+    "NAS at 10.0.0.5, password reset via the web UI", "users, passwords, keys", "rclone config create s3 s3 provider AWS",
+    "secret: v1.2.3", "secret_name: Abc123!x", "access_key_id = my-access-key",
+    "sha256: ieqh746yng7by3a4rogubbbayn3bo47owoo5sb2glshv3mts7zc6",
 )
 
 
@@ -455,7 +557,8 @@ def main() -> int:
     for t in altered:
         print("ALTERED " + t)
     print(f"false-positive texts: {len(altered)} altered / {len(FALSE_POSITIVES)}")
-    for name, probe in (("first probe", probe_one), ("second probe", probe_two), ("third probe", probe_three), ("fourth probe", probe_four)):
+    for name, probe in (("first probe", probe_one), ("second probe", probe_two), ("third probe", probe_three), ("fourth probe", probe_four),
+                        ("fifth probe", probe_five)):
         cases = probe()
         leaks = 0
         for case, text, secret in cases:

@@ -124,8 +124,10 @@ def test_in_runs_threshold_admits_every_in_runs_rule():
     from vaultrag.scrubber import engine, generic
     assert engine.MIN_IN_RUNS_CHARS <= generic.MIN_QUOTED_RANDOM <= 40
     assert {engine._RULES[i].name for i in engine._IN_RUNS} == {"aws-secret-access-key", "high-entropy-string",
-                                                               "wallet-private-key"}
+                                                               "wallet-private-key", "azure-devops-pat"}
     assert 51 >= engine.MIN_IN_RUNS_CHARS  # the shortest wallet key (WIF, uncompressed) is a run of 51
+    from vaultrag.scrubber import keys
+    assert keys.ADO_PAT_CHARS >= engine.MIN_IN_RUNS_CHARS
 
 
 def test_large_and_small_texts_get_the_same_findings():

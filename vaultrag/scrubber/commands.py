@@ -88,3 +88,33 @@ _generic("cli-credential-flag", r"(?m)^[ \t]*(?:(?:enable|username[ \t]+\S+(?:[ 
 # A .pgpass line: `host:port:database:user:password` (each field may be `*`), where "pgpass" is named.
 _generic("password-assignment", r"(?m)^[ \t]*[\w*][\w.*-]*:(?:\d{1,5}|\*):[^\s:]+:[^\s:]+:(?P<s>\S+)[ \t]*$",
          ["pgpass"], _flag_value)
+
+
+# rclone takes a remote's settings as `key value` pairs (or `key=value`) on the command line: `rclone
+# config create s3 s3 access_key_id AKIA... secret_access_key X`, `rclone config update gd
+# client_secret X`; `rclone obscure X` reads the password it obscures. A pair whose key names a
+# secret or a password (`secret_access_key`, `pass`, `client_secret`, `token`, `key`) loses its
+# value, `access_key_id` too (half of the pair; an AKIA id is redacted as such anyway).
+_RCLONE_PAIR_RE = re.compile(r"""(?<![\w-])(?P<key>[A-Za-z][\w-]{0,40})(?:[ \t]+|=)(?P<q>['"]?)(?P<s>[^\s'"]+)(?P=q)""")
+
+
+def _rclone_pairs(m: re.Match) -> Optional[list]:
+    spans, pos, end = [], m.start("w"), m.end("w")
+    while True:
+        pair = _RCLONE_PAIR_RE.search(m.string, pos, end)
+        if not pair:
+            break
+        key = pair.group("key").lower().replace("-", "_")
+        if key_kind(key) or key in ("access_key_id", "pass", "password2", "pass2"):
+            span = _flag_value(pair)
+            if span:
+                spans.append(span)
+            pos = pair.end()
+        else:
+            pos = pair.start("s") if pair.group("q") == "" and pair.start("s") > pair.end("key") else pair.end("key")
+    return spans or None
+
+
+_generic("cli-credential-flag", r"\brclone[ \t]+config[ \t]+(?:create|update)\b(?P<w>[^\n]*)", ["rclone"], _rclone_pairs,
+         one_line=True)
+_generic("cli-credential-flag", r"\brclone[ \t]+obscure[ \t]+" + _V, ["rclone"], _flag_value, one_line=True)

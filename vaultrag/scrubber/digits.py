@@ -57,7 +57,7 @@ _END = r"(?![\w%°]|[.,:/-]\d|-)"
 _CODE_COMPOUNDS = frozenset("""passcode pincode pinkode pinkod pinkoodi digicode türcode turcode torcode
     haustürcode haustuercode zugangscode tresorcode alarmcode entsperrcode sicherheitscode schlosscode
     deurcode toegangscode alarmkode dørkode dorkode portkod dörrkod dorrkod larmkod ovikoodi
-    hälytyskoodi""".split())
+    hälytyskoodi safecode kluiscode lockercode tresorkode tresorkod kassaskåpskod""".split())
 _CODE_QUALIFIERS = frozenset("""pin puk door gate garage alarm safe lock locker padlock access entry
     entrance keypad unlock building house front security lockbox""".split())
 _LOCK_WORDS = frozenset("""safe lock locker padlock vault lockbox bike gun tresor schloss safes coffre
@@ -79,10 +79,14 @@ _OTHER_LABEL = (r"(?P<label>ПИН|[Пп]ин|[Кк]од[ \t]+(?:доступа|
                 r"|[Cc]ódigo[ \t]+(?:PIN|pin|de[ \t]+acceso|de[ \t]+acesso|de[ \t]+seguridad|de[ \t]+la[ \t]+puerta))")
 # A combination is matched from its "ombina": one literal for combination, Kombination, combinaison.
 _COMBINATION = r"(?P<label>(?i:ombination|ombinaison|ombinación|ombo))"  # "combo" too: "the safe combo is"
-_PIN_SUFFIX = (r"(?P<suffix>(?i:s|-?(?:code|kod|kode|koodi|nummer|number|код)|[ \t](?:code|number|nummer"
-               r"|nr\.?|no\.?)|码|碼|コード|번호|코드)?)")
+_PIN_SUFFIX = (r"(?P<suffix>(?i:s|-?(?:code|kod|kode|koodi|kood|kód|koda|kodas|kods|kodu|kodi|nummer|number|numero"
+               r"|número|код|кодът|κωδικός)|[ \t](?:code|kod|kood|kód|koda|kodas|kods|kodu|kodi|number|nummer|numero|número"
+               r"|nr\.?|no\.?)|码|碼|コード|番号|번호|코드)?)")
 _PIN_POST = (r"(?P<post>[ \t]+(?i:pin|puk|secret|confidentiel|d['’]acc[eè]s|de[ \t]+acceso|de[ \t]+acesso"
-             r"|di[ \t]+accesso|dost[eę]pu|de[ \t]+seguridad|di[ \t]+sicurezza|de[ \t]+la[ \t]+porte))?")
+             r"|di[ \t]+accesso|dost[eę]pu|de[ \t]+seguridad|di[ \t]+sicurezza|de[ \t]+la[ \t]+porte"
+             r"|du[ \t]+coffre(?:-fort)?|du[ \t]+cadenas|de[ \t]+la[ \t]+caja(?:[ \t]+fuerte)?|del[ \t]+candado"
+             r"|della[ \t]+cassaforte|del[ \t]+lucchetto|do[ \t]+cofre|van[ \t]+de[ \t]+kluis|vom[ \t]+tresor"
+             r"|des[ \t]+tresors|f(?:ü|ue)r[ \t]+den[ \t]+tresor))?")
 # Words, then perhaps a parenthesis ("PIN (Visa): 4711"), then the closing quote of a JSON key or
 # the end of Markdown bold (`"pin": "4711"`, `**PIN:** 4711`).
 _GAP = (r"""(?P<gap>(?:[ \t]+[^\W\d_](?:-?[^\W\d_]){0,19}){0,%d}?(?:[ \t]*\([^()\n]{1,30}\))?)"""
@@ -277,3 +281,55 @@ add("card-number", _GROUPED, (), _card, needs_long=False, vendor=False, anchored
     priority=PRIORITY_GENERIC, digit_masks=_CARD_MASKS)
 add("card-number", _UNGROUPED, (), _labelled_card, needs_long=False, vendor=False, anchored=False,
     priority=PRIORITY_GENERIC, digit_masks=(b"0" * CARD_DIGITS[0],))
+
+
+# ---------------------------------------------------------------------------- a lock named first
+# The lock itself as the label, perhaps with its code word glued on or after it: "Safe: 10-64-49",
+# "Safe code 48-21-93", "Tresor-Code 4821", "Safecode 4821", "safe combination L10-R64-L49",
+# "Locker combo 12, 34, 56", "Code du coffre : 4821" reads the other way (`_PIN_POST`). A combination
+# dial's numbers are 2-6 groups of 1-3 digits (turns may be marked L / R), a keypad's 4-10 digits.
+# With no code word, only a colon, `=`, a copula or a dash separates ("Safe: 4821"; not "safe 2024").
+_LOCKS = (r"safe|tresor|coffre(?:-fort)?|kluis|lockbox|lock[ \t-]?box|padlock|locker|schlie(?:ß|ss)fach"
+          r"|cassaforte|caja[ \t]+fuerte|cofre|vorhängeschloss|vorhaengeschloss|lucchetto|cadenas|candado"
+          r"|hangslot|kassaskåp|pengeskab|gun[ \t]+safe|wall[ \t]+safe")
+_LOCK_CODE_WORDS = (r"code|kod|kode|koodi|pin|combination|combo|kombination|combinaison|combinación|combinazione"
+                    r"|combinação|combinatie|kombinasjon|zahlencode|zahlenkombination|nummer|number|numbers")
+_COMBO_VALUE = (r"(?P<s>\d{%d,%d}|[LRlr]?\d{1,3}(?:(?:[ \t]*[-,/][ \t]*|[ \t]+)[LRlr]?\d{1,3}){1,5}|\d(?: \d){%d,%d})"
+                % (MIN_PIN, MAX_PIN, MIN_PIN - 1, MAX_PIN - 1))
+_LOCK_LABEL = (r"(?<![\w-])(?P<label>(?i:%s))(?P<word>(?i:[ \t-]?(?:%s)s?)|)(?:[ \t]*\([^()\n]{1,30}\))?"
+               r"(?P<sep>[ \t]*[:=：][ \t]*|[ \t]+(?i:%s)(?:[ \t]*:)?[ \t]+|[ \t]+[-–—][ \t]+|[ \t]+)%s%s"
+               % (_LOCKS, _LOCK_CODE_WORDS, _COPULAS, _BOLD_END, _COMBO_VALUE.replace("(?P<s>", "[\"'`]?(?P<s>", 1)))
+# Words after a number that make it a quantity ("Safe: 2-3 days", "safe 10 - 20 kg").
+_QUANTITY_WORDS = frozenset("""days day hours hour minutes min weeks months years times items people pages kg g lb
+    lbs m cm mm km ft in inch inches percent % mb gb tb ms seconds s steps""".split())
+_NEXT_WORD_RE = re.compile(r"[ \t]*([^\W\d]+|%)")
+
+
+def _lock_code(m: re.Match) -> Optional[tuple]:
+    text, (a, b) = m.string, m.span("s")
+    value, sep, word = m.group("s"), m.group("sep").strip(), m.group("word").strip(" \t-").lower()
+    if not sep and not word:
+        return None  # "safe 2024", "locker 12": no code word, no colon
+    nxt = _NEXT_WORD_RE.match(text, b)
+    if nxt and nxt.group(1).lower() in _QUANTITY_WORDS:
+        return None
+    if b < len(text) and (text[b].isalnum() or text[b] in "%°" or text[b:b + 2] in (".5",)):
+        return None
+    if re.fullmatch(r"[0-9]+(?:[.,][0-9]+)?", value) and not value.isdigit():
+        return None
+    groups = re.findall(r"\d+", value)
+    digits = sum(len(g) for g in groups)
+    if len(groups) == 1:
+        return (a, b) if MIN_PIN <= digits <= MAX_PIN else None
+    # several groups: a dial's numbers (3+ groups, or 2 under a code word), not a range ("10-20")
+    if len(groups) < (2 if word else 3) or digits < 3:
+        return None
+    if len(groups) == 2 and "," not in value and not word:
+        return None
+    return a, b
+
+
+add("pin-code", _LOCK_LABEL, ["safe", "tresor", "coffre", "kluis", "lock", "padlock", "schlie", "cassaforte", "caja",
+                              "cofre", "vorh", "lucchetto", "cadenas", "candado", "hangslot", "kass", "pengeskab", "gun",
+                              "wall"],
+    _lock_code, needs_long=False, vendor=False, anchored=True, priority=PRIORITY_GENERIC, line_needs="0123456789")

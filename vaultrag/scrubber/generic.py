@@ -155,7 +155,41 @@ def _assignment(m: re.Match) -> Optional[tuple]:
         if (_typed_shape(value) and any(c.isdigit() for c in value) and not key_kind(value)
                 and any(c.isupper() or c in "!#$%&*+=?@^~" for c in value) and not re.search(r"[\s:|]", value)):
             return _named(kind, judge_value(text, kind, a, b, True, "="))
-    return _named(kind, judge_value(text, kind, a, b, m.group("q") is not None, sep))
+    span = judge_value(text, kind, a, b, m.group("q") is not None, sep)
+    if span is None and kind == "secret" and sep in ("=", ":", ":=") and _names_a_secret(text, m.start(), m.end("name")):
+        span = _typed_secret(text, a, b, m.group("q") is not None, sep)
+    return _named(kind, span)
+
+
+# A secret a person chose is typed, not random: MinIO's and rclone's `secret_access_key = Nube670?`,
+# `client_secret: Sommer2024!`. Under a name holding the word "secret", a value typed as strong
+# passwords are (a letter, a digit, and a symbol or both cases; no space) counts as under `password`;
+# `secret: v1.2.3`, `secret: db-creds`, `secret_name: x` stay.
+_TYPED_SECRET_SYMBOLS = "!#$%&*+=?@^~"
+
+
+def _names_a_secret(text: str, start: int, end: int) -> bool:
+    a = start
+    while a > 0 and text[a - 1] in _KEY_CHARS and start - a < MAX_KEY_WALKBACK:
+        a -= 1
+    words = [w.lower() for w in re.findall(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])", text[a:end])]
+    return any(w in ("secret", "secrets") or w.endswith("secret") for w in words)
+
+
+def _typed_secret(text: str, a: int, b: int, quoted: bool, sep: str) -> Optional[tuple]:
+    span = judge_value(text, "password", a, b, quoted, sep)
+    if not span:
+        return None
+    value = text[span[0]:span[1]]
+    if not 6 <= len(value) <= 64 or any(c.isspace() for c in value) or key_kind(value):
+        return None
+    letters, digit = any(c.isalpha() for c in value), any(c.isdigit() for c in value)
+    mixed = any(c.islower() for c in value) and any(c.isupper() for c in value)
+    if not (letters and digit and (mixed or any(c in _TYPED_SECRET_SYMBOLS for c in value))):
+        return None
+    if re.fullmatch(r"[A-Za-z]+(?:[-_.][A-Za-z0-9]+)+|v?\d+(?:\.\d+)+[\w.-]*", value):
+        return None  # `my-Secret-v2` names, versions
+    return span
 
 
 def _reverse_comparison(m: re.Match) -> Optional[tuple]:

@@ -223,6 +223,8 @@ def key_kind(key: str) -> Optional[str]:
     if not kinds:
         return None
     i, kind = kinds[-1]
+    if words[i - 1:i + 2] == ["access", "key", "id"] and kind == "secret":
+        return "secret"  # an access key id is half of its key pair (`access_key_id`, rclone's, S3's)
     tail = [w for w in words[i + 1:] if not w.isdigit()]
     if any(w in _METADATA_WORDS for w in tail):
         return None  # password_policy, token_type, api_key_env, secret_name

@@ -147,8 +147,14 @@ add("otp-seed", _OTP_LABEL, ("otp", "2fa", "mfa", "authenticator"), _otp_seed,
 # `API-Schlüssel: X`, `Clé API : X`, `Clave de API: X`, `Chiave segreta = X`, `API密钥：X`, `APIキー: X`,
 # `API 키: X`, `Ключ API: X`, `jeton : X`: a key or token word of another language, then at most three
 # words and a colon or `=`; the value must look random (`looks_secret_value`), as under `api_key`.
-_ASCII_KEY_LABELS = ("clave", "chiave", "chave", "klucz", "sleutel")  # (each one more lookup in every text)
-_OTHER_KEY_LABELS = ("schlüssel", "clé", "ключ", "токен", "キー", "トークン", "密钥", "密鑰", "키")
+_ASCII_KEY_LABELS = ("clave", "chiave", "chave", "klucz", "sleutel",  # (each one more lookup in every text)
+                     # fi, hu, tr, ro, id/ms, lt, de/nl, it, pl/cs, sv, no, da, fi: key and secret words
+                     "avain", "kulcs", "anahtar", "cheie", "kunci", "raktas", "geheimnis", "segreto", "sekret",
+                     "hemlighet", "hemmelighet", "hemmelighed", "salaisuus")
+_OTHER_KEY_LABELS = ("schlüssel", "clé", "ключ", "токен", "キー", "トークン", "密钥", "密鑰", "키",
+                     # da/no, sv, cs, sk, sl/hr/sr, el, et, lv, vi, bg/ru secret, zh, ja, ko
+                     "nøgle", "nøkkel", "nyckel", "klíč", "kľúč", "ključ", "κλειδί", "võti", "atslēga", "khóa",
+                     "секрет", "秘钥", "シークレット", "시크릿", "titkos kulcs", "tajný klíč")
 _KEY_QUALIFIERS = r"(?:[ \t-]+[^\s:：=.,;!?()\[\]{}\"'`]{1,20}){0,3}?"
 _KEY_VALUE = r"""[ \t]*[:：=][ \t]*(?:\*\*[ \t]*)?(?P<q>["'`]?)(?P<s>[^\s"'`]{16,400})(?P=q)"""
 
@@ -173,3 +179,30 @@ add("secret-assignment", r"(?:(?<![\w-])(?:(?i:api)[ \t-]?)?|%s)(?i:%s)%s%s" % (
     tuple(dict.fromkeys(v for label in _OTHER_KEY_LABELS for v in (label, label.capitalize(), label.upper()))),
     _labelled_key, needs_long=False, vendor=False,
     anchored=False, priority=PRIORITY_GENERIC, non_ascii=True, one_line=True)
+
+# ---------------------------------------------------------------------------- Azure DevOps PATs
+# A classic Azure DevOps personal access token is 52 characters of lower-case base32 (`a-z2-7`) with no
+# prefix (the newer 84-character ones hold `AZDO`: `vendors`): redacted under a label that names it on
+# its line ("Azure DevOps PAT: X", "ADO token X", `AZURE_DEVOPS_EXT_PAT=X`, `vsts pat = X`). A Nix
+# hash of that length uses another alphabet (no `e o t u`, with `0 1 8 9`).
+ADO_PAT_CHARS = 52
+_ADO_PAT = r"(?<![A-Za-z0-9+_-])(?P<s>[a-z2-7]{%d}|[A-Z2-7]{%d})(?![A-Za-z0-9+/=_-])" % (ADO_PAT_CHARS, ADO_PAT_CHARS)
+_ADO_LABEL_RE = re.compile(r"(?i)azure|devops|(?<![a-z])(?:ado|azdo|vsts|pat|tfs)(?![a-z])|personal[ \t_-]+access"
+                           r"|token|secret|password|passwort|credential")
+_ADO_HOST_RE = re.compile(r"@(?:dev\.azure\.com|[\w-]+\.visualstudio\.com)")  # `https://PAT@dev.azure.com/...`
+
+
+def _ado_pat(m: re.Match) -> Optional[tuple]:
+    text, (a, b) = m.string, m.span("s")
+    value = m.group("s")
+    if sum(c.isdigit() for c in value) < 2 or len(set(value)) < 12:
+        return None  # words run together, filler
+    line_start = text.rfind("\n", 0, a) + 1
+    if not _ADO_LABEL_RE.search(text, max(line_start, a - LABEL_REACH), a) \
+            and not _ADO_HOST_RE.match(text, b):
+        return None
+    return a, b
+
+
+add("azure-devops-pat", _ADO_PAT, (), _ado_pat, needs_long=False, vendor=False, anchored=False,
+    priority=PRIORITY_GENERIC, in_runs=True)

@@ -51,11 +51,18 @@ _PROSE = (r"\b(?i:(?:wi-?fi |admin |root |user |guest |master |vpn |router |)(?:
 
 _ASCII_LABELS = ("mot de passe", "contrasena", "senha", "kennwort", "wachtwoord", "salasana", "passord",
                  "adgangskode", "heslo", "haslo", "lozinka", "geslo", "jelszo", "sifre", "losenord",
-                 "mat khau", "kata sandi", "contrasenya")
+                 "mat khau", "kata sandi", "contrasenya",
+                 # et, nl (Flemish), da, fi, lt/is/et unaccented, af, ms, pt-PT, eo, cy, gl, eu, sw, sq, it
+                 "parool", "paswoord", "kodeord", "tunnussana", "slaptazodis", "lykilord", "salasona",
+                 "wagwoord", "kata laluan", "palavra-passe", "palavra passe", "pasvorto", "cyfrinair",
+                 "contrasinal", "pasahitza", "nenosiri", "fjalekalimi", "fjalekalim", "parola d'ordine")
 _OTHER_LABELS = ("contraseña", "hasło", "lösenord", "jelszó", "şifre", "parolă", "mật khẩu", "slaptažodis",
                  "пароль", "парола", "лозинка", "гасло", "κωδικός πρόσβασης", "κωδικός", "סיסמה",
                  "كلمة المرور", "كلمة السر", "رمز عبور", "गुप्तशब्द", "पासवर्ड", "รหัสผ่าน",
-                 "密码", "密碼", "口令", "パスワード", "暗証番号", "비밀번호", "암호")
+                 "密码", "密碼", "口令", "パスワード", "暗証番号", "비밀번호", "암호",
+                 # et, is, el, ko (and its clipped 비번), he (common spelling), fa, sq, kk, ka, hy, ta, bn, ur
+                 "salasõna", "lykilorð", "συνθηματικό", "패스워드", "비번", "סיסמא", "گذرواژه", "fjalëkalimi",
+                 "fjalëkalim", "құпия сөз", "პაროლი", "գաղտնաբառ", "கடவுச்சொல்", "পাসওয়ার্ড", "پاس ورڈ")
 # Short words may qualify the label: up to MAX_QUALIFIER_WORDS before its colon ("пароль от роутера:",
 # "Contraseña del wifi de invitados:", "Passwort für das WLAN im Keller:": five words, leaking at the
 # old three), up to three before a copula; a particle (是, は, 는) only right after it ("비밀번호는",
@@ -63,7 +70,7 @@ _OTHER_LABELS = ("contraseña", "hasło", "lösenord", "jelszó", "şifre", "par
 MAX_QUALIFIER_WORDS = 6  # "WLAN password of the guest network:", "password of the guest wifi network:"
 _QUALIFIERS = r"(?:[ \t]+[^\s:：=.,;!?()\[\]{}\"'`]{1,20}){0,3}?"
 _COLON_QUALIFIERS = _QUALIFIERS.replace("{0,3}?", "{0,%d}?" % MAX_QUALIFIER_WORDS)
-_SEP = r"(?:%s[ \t]*[:：=]|[ \t]*(?:是|为|為|は|는|은))[ \t]*" % _COLON_QUALIFIERS
+_SEP = r"(?:%s[ \t]*[:：=](?:[ \t]*(?:\*\*|__))?|[ \t]*(?:是|为|為|は|는|은))[ \t]*" % _COLON_QUALIFIERS  # (`**Parool:** X`)
 # A dash or a copula ("mot de passe du routeur est X", "Passwort lautet X", "пароль — X",
 # "admin password (basic auth): X") is prose: the value must then look typed (`_typed_password`).
 _COPULAS = "est|ist|lautet|es|é|è|is|jest|to|je|är|er|on|este|là|adalah|είναι|это"
@@ -389,3 +396,159 @@ add("password-label", _ANSWER_LABEL, ["answer", "antwort"], _answer, needs_long=
 add("password-label", r"(?:🔑|🔐|🗝\ufe0f?)[ \t]*(?:[:：=-][ \t]*)?(?P<s>[!-~]{%d,64})" % MIN_PROSE_PASSWORD,
     ["🔑", "🔐", "🗝"], _bare_pw, needs_long=False, vendor=False, anchored=False, priority=PRIORITY_GENERIC,
     non_ascii=True, one_line=True)
+
+
+# Words that name a password in one language and something else in another: Latvian "parole",
+# Romanian / Turkish / Italian "parola" are Italian "words" / "word" and French "paroles" (lyrics):
+# the value must look typed or random, as under "clave" (`Parola: casa` stays).
+add("password-label", r"(?<!\w)(?i:parol[ae])%s%s" % (_SEP, _LABEL_VALUE), ["parol"], _clave,
+    needs_long=False, vendor=False, anchored=False, priority=PRIORITY_GENERIC, one_line=True)
+
+
+# ---------------------------------------------------------------------------- words mid-line
+# A password word that opens a clause of a line, after a comma, a semicolon, a slash or a dash,
+# with no colon: "Router im Keller, Kennwort X", "NAS at 10.0.0.5, password X", "usuario admin;
+# contraseña X". The value must look typed with a digit or symbol (`_password_after_a_word`): ",
+# password reset", ", Passwort vergessen" and ", password SHA256-style" stay. The words are those
+# of every language read here (a mid-line word is the same word as a label).
+_MIDLINE_WORDS = ("password", "passwort", "passwd", "passphrase", "passcode", "pwd") + tuple(
+    w for w in _ASCII_LABELS if w not in ("sifre",))  # (`sifre` is also an ASCII word: "sifre" = ciphers, ro)
+_MIDLINE_OTHER = tuple(w for w in _OTHER_LABELS if not re.search(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]", w))
+_CLAUSE_WORDS = frozenset("""and und et y e en och og ja i the my das le la el o a il het de der die wi-fi wifi wlan
+    wireless admin root user guest master vpn router db ssh sudo""".split())
+_MIDLINE = r"\b(?i:%s)[ \t]*(?::[ \t]*|[ \t]+)(?P<s>[!-~]{%d,64})"
+
+
+def _opens_a_clause(text: str, i: int) -> bool:
+    """text[i] starts a clause of its line: a comma, semicolon or pipe before it, or a spaced slash or
+    dash, with at most two words between (and, the, a network or account word)."""
+    for _ in range(3):
+        j = i
+        while j > 0 and text[j - 1] in " \t":
+            j -= 1
+        if j and (text[j - 1] in ",;|" or (text[j - 1] in "/–—-" and j > 1 and text[j - 2] in " \t")):
+            return True
+        k = j
+        while k > 0 and (text[k - 1].isalpha() or text[k - 1] == "-"):
+            k -= 1
+        if k == j or j == i or text[k:j].lower() not in _CLAUSE_WORDS:
+            return False
+        i = k
+    return False
+
+
+def _midline(m: re.Match) -> Optional[tuple]:
+    return _password_after_a_word(m) if _opens_a_clause(m.string, m.start()) else None
+
+
+add("password-label", _MIDLINE % (_labels(_MIDLINE_WORDS), MIN_PROSE_PASSWORD), _MIDLINE_WORDS, _midline,
+    needs_long=False, vendor=False, anchored=True, priority=PRIORITY_GENERIC)
+add("password-label", _MIDLINE.replace("\\b", "(?<!\\w)", 1) % (_labels(_MIDLINE_OTHER), MIN_PROSE_PASSWORD),
+    tuple(dict.fromkeys(v for w in _MIDLINE_OTHER for v in (w, w.capitalize(), w.upper()))), _midline,
+    needs_long=False, vendor=False, anchored=False, priority=PRIORITY_GENERIC, non_ascii=True, one_line=True)
+
+# A network's name, then its key or password with no label colon: "Wi-Fi HomeNet, key X", "SSID
+# HomeNet key X", "WLAN Gast / Schlüssel X", "wifi HomeNet pass X". A network word opens the line's
+# clause, the name is 1-40 characters (a quoted name may hold spaces), then the key word.
+_NET_KEY_WORDS = (r"key|psk|pass|password|passwort|passwd|pw|pwd|kennwort|schlüssel|schluessel|clé|cle|clave"
+                  r"|chiave|senha|wachtwoord|lösenord|losenord|passord|salasana|hasło|haslo|heslo|пароль|密码|密碼")
+_NET_KEY = (r"(?<![\w-])(?i:wi-?fi|wlan|ssid|wireless|network|netzwerk|reseau|red|rete)(?:[ \t]*:)?[ \t]+"
+            r"(?:[\"'“‘«][^\n\"'”’»]{1,40}[\"'”’»]|[^\s,;/|:\"']{1,32})"
+            r"(?:[ \t]*[,;/|(][ \t]*|[ \t]+(?:[-–—][ \t]+)?)(?:(?i:and|und|et|y|the|der|die|le|la|el)[ \t]+)?"
+            r"(?i:%s)[ \t]*(?:[:=][ \t]*|[ \t]+)(?P<s>[!-~]{%d,64})" % (_NET_KEY_WORDS, MIN_PROSE_PASSWORD))
+
+
+def _network_key(m: re.Match) -> Optional[tuple]:
+    """`_password_after_a_word` without its capitals test: a WPA key may be all capitals and digits."""
+    a, b = _without_sentence_end(m.string, *m.span("s"))
+    value = m.string[a:b]
+    if value.startswith(("-", "(", "[", "{", "<", "$", "%")) or _NAMED_SCHEMES_RE.match(value) \
+            or re.fullmatch(r"[a-z0-9]+(?:-[a-z]{2,})+|WPA\d?[\w-]*|\d+(?:[.,]\d+)*(?:[a-zA-Z]{1,3})?", value):
+        return None  # `WPA2-PSK`, `base64-encoded`, `2.4GHz`, a flag, a template
+    if not any(c.isdigit() or c in _TYPED_SYMBOLS for c in value) or not _typed_in_prose(value):
+        return None
+    return (a, b, "password-label") if not _a_quantity(value, m.string, b) else None
+
+
+add("password-label", _NET_KEY, ["wifi", "wi-fi", "wlan", "ssid", "wireless", "network", "netzwerk", "reseau", "red ",
+                                 "rete"], _network_key, needs_long=False, vendor=False, anchored=True,
+    priority=PRIORITY_GENERIC)
+
+# ---------------------------------------------------------------------------- a user, then a password
+# `u: admin p: X`, `user: bob pass: X`, `U: admin, P: X`, `usr admin pwd X`: a short user label and a
+# name, then a short password label on the same line. With colons any value but a stand-in counts
+# (as after `password:`); without, a typed one with a digit or symbol.
+_USER_LABEL = (r"(?i:u|usr|user(?:name)?|login|benutzer(?:name)?|nutzer|uid|acct|account|usuario|utilisateur"
+               r"|utente|gebruiker|anv|användare|bruker|käyttäjä|kayttaja|użytkownik|uzytkownik|login-id)")
+_PASS_LABEL = r"(?i:p|pw|pwd|pass|passw|passwd|password|pword|passwort|pass-?wort|kennwort|pwort|mdp|kw)"
+_USER_PASS = (r"(?<![\w./$-])%s[ \t]*(?P<c1>[:=])[ \t]*[\w.@+\\-]{1,64}[ \t]*(?:[,;/|][ \t]*|[ \t]+)%s[ \t]*"
+              r"(?P<c2>[:=])[ \t]*(?P<s>[!-~]{4,64})" % (_USER_LABEL, _PASS_LABEL))
+_USER_PASS_BARE = (r"(?<![\w./$-])(?i:usr|user(?:name)?|login|benutzer)[ \t]+[\w.@+\\-]{1,64}[ \t]*[,;/|]?[ \t]+"
+                   r"(?i:p|pw|pwd|pass|passwd|password|passwort|kennwort)[ \t]+(?P<s>[!-~]{%d,64})" % MIN_PROSE_PASSWORD)
+
+
+def _user_then_password(m: re.Match) -> Optional[tuple]:
+    a, b = _without_sentence_end(m.string, *m.span("s"))
+    value = m.string[a:b]
+    if not value or stands_in_for_password(value) or value.startswith(_NOT_VALUES) or value.startswith("[REDACTED"):
+        return None
+    if _a_variable_name(value) or (len(value) < 6 and not _typed_password(value)):
+        return None  # `u: $USER p: DB_PASSWORD`, `p: ok`
+    return a, b, "password-label"
+
+
+add("password-label", _USER_PASS, ["u:", "u=", "u :", "usr", "user", "login", "benutzer", "nutzer", "uid", "acct",
+                                   "account", "usuario", "utilisateur", "utente", "gebruiker", "anv", "bruker",
+                                   "kayttaja", "uzytkownik"],
+    _user_then_password, needs_long=False, vendor=False, anchored=True, priority=PRIORITY_GENERIC, line_needs=":=")
+add("password-label", _USER_PASS_BARE, ["usr", "user", "login", "benutzer"], _password_after_a_word, needs_long=False,
+    vendor=False, anchored=True, priority=PRIORITY_GENERIC)
+
+# ---------------------------------------------------------------------------- a password in parentheses
+# "admin (X)", "NAS login admin (X)", "router: root (X)": an account name and its password in
+# parentheses after it. A well-known account name (admin, root, pi...) or a line about logging in
+# (login, user, account, password words) makes the parenthesis a password, when its content is typed
+# as passwords are: a digit and a symbol or both letter cases, no space (`admin (v2.1)`, `root (UID0)`,
+# `admin (see vault)` stay).
+_ACCOUNTS = frozenset("""admin administrator root sa pi ubuntu guest postgres sysadmin superuser su
+    ec2-user oracle operator webadmin""".split())
+_LOGIN_RE = re.compile(r"(?i)log[ -]?in|logon|sign[ -]?in|\buser(?:name)?[ \t]*[:=]|\baccount[ \t]*[:=]|\bcreds?\b"
+                       r"|credential|passw|\bpw\b|kennwort|zugang|benutzer|anmeld|identifiant|usuario|utente|gebruiker")
+_PAREN = r"\((?P<s>[^\s()]{6,64})\)"  # (the regex starts at the literal; the user is read back from it)
+_USER_BEFORE_RE = re.compile(r"(?<![\w.@-])[A-Za-z][\w.@-]{0,31}[ \t]+\Z")
+
+
+def _in_parentheses(m: re.Match) -> Optional[tuple]:
+    text, value = m.string, m.group("s")
+    if not m.start() or text[m.start() - 1] not in " \t":
+        return None  # `f(x1)`: a call, not a user and a parenthesis
+    before = _USER_BEFORE_RE.search(text, max(0, m.start() - 40), m.start())
+    if not before:
+        return None
+    user = before.group().strip().lower()
+    if user not in _ACCOUNTS:
+        line = text[text.rfind("\n", 0, m.start()) + 1:before.start()]
+        if not _LOGIN_RE.search(line) or _LOGIN_RE.fullmatch(user):
+            return None
+    if not any(c.isdigit() for c in value) or is_placeholder(value) or value.startswith(_NOT_VALUES) \
+            or re.fullmatch(r"[\w.-]+(?:/[\w.-]+)+", value):
+        return None  # (`X11/Wayland`: alternatives, a path)
+    if not (any(c in _TYPED_SYMBOLS for c in value) or (any(c.islower() for c in value)
+                                                          and any(c.isupper() for c in value))):
+        return None  # `root (UID0)`, `admin (v2.1)`, `user (id 42)`
+    if _NAMED_SCHEMES_RE.match(value) or _a_variable_name(value) or re.fullmatch(r"[A-Za-z]+\d*[-_.]?\d*", value) \
+            and not any(c in _TYPED_SYMBOLS for c in value) and sum(c.isupper() for c in value) <= 1:
+        return None  # `admin (SHA256)`, `admin (Ubuntu22)`: a word and its number
+    return m.start("s"), m.end("s"), "password-label"
+
+
+_ACCOUNT_TRIGGERS = sorted(a for a in _ACCOUNTS if len(a) > 2)  # (`sa`, `pi`, `su`: in most lines; found with a login word)
+add("password-label", _PAREN, sorted(set(_ACCOUNT_TRIGGERS) | {"login", "user", "account", "passw", "pw", "cred", "kennwort",
+                                                 "zugang", "benutzer", "anmeld", "konto"}),
+    _in_parentheses, needs_long=False, vendor=False, anchored=False, priority=PRIORITY_GENERIC, one_line=True,
+    requires=(" (",))
+# The same account names with an arrow to their password: `root -> X`, `admin → X` (typed as after `pw`).
+add("password-label", r"(?<![\w.@/-])(?i:%s)[ \t]+(?:->|→|⇒|=>)[ \t]+(?P<s>[!-~]{%d,64})" % (
+    "|".join(sorted(_ACCOUNT_TRIGGERS, key=len, reverse=True)), MIN_PROSE_PASSWORD), _ACCOUNT_TRIGGERS,
+    _password_after_a_word, needs_long=False, vendor=False, anchored=True, priority=PRIORITY_GENERIC,
+    line_needs=">→⇒")

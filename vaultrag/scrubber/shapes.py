@@ -190,3 +190,23 @@ add("credential-pair", r"\b(?i:%s)[ \t]*[:=：][ \t]*[\w.@+-]{1,64}[ \t]* / [ \t
 add("credential-pair", r"\b(?i:log[ -]?in|sign[ -]?in|credentials?|creds|account|user(?:name)?)\b[^\n`]{0,30}"
     r"`[^`\s]{1,64}`[ \t]*/[ \t]*`(?P<s>[^`\s]{6,64})`", ["` / `", "`/`", "` /`", "`/ `"], _pair,
     needs_long=False, vendor=False, anchored=False, priority=PRIORITY_GENERIC, one_line=True)
+
+
+def _bare_pair(m: re.Match) -> Optional[tuple]:
+    """`login admin / X` with no colon: the value must be typed as passwords are beyond a word and a
+    number (a digit, and a symbol or a capital inside it): "login page / Settings2" stays."""
+    span = _pair(m)
+    if not span:
+        return None
+    value = m.string[span[0]:span[1]]
+    if not any(c.isdigit() for c in value) or re.fullmatch(r"[A-Z]?[a-z]+\d+", value):
+        return None
+    if not (any(c in "!#$%&*+=?@^~" for c in value) or any(c.isupper() for c in value[1:])):
+        return None
+    return span
+
+
+add("credential-pair", r"\b(?i:log[ -]?in|sign[ -]?in|credentials?|creds|account|zugang|zugangsdaten|anmeldung"
+    r"|identifiants|acceso)[ \t]+(?:(?i:as|with|mit|avec|con|is|ist)[ \t]+)?`?[\w.@+-]{1,64}`?[ \t]* / [ \t]*"
+    r"(?P<s>[!-~]{6,64})", [" / "], _bare_pair, needs_long=False, vendor=False, anchored=False,
+    priority=PRIORITY_GENERIC, one_line=True)
