@@ -28,7 +28,7 @@ from ..frozen import frozen, replace
 from ..textutil import is_stopword, words
 
 META_KEY = "inject_calibration"
-CALIBRATION_VERSION = 2
+CALIBRATION_VERSION = 3
 # Threshold = this quantile of the null prompts' scores (per kind): by construction ~3% of prompts
 # like them would be injected by chance; measured on held-out off-topic prompts in
 # benchmarks/inject_eval.py (BENCHMARKS.md, "Unsolicited injection").
@@ -96,7 +96,8 @@ def score(evidence: dict) -> float:
     79% 1.3% / 94% 2.5%; adding a vector-similarity route (its own null quantile) lifted
     descriptions to 83-88% but off-topic blocks to 4-7%."""
     cov = evidence.get("term_coverage") or 0.0
-    return round((evidence.get("specificity") or 0.0) * cov * cov, 4)
+    spec = evidence.get("near_specificity", evidence.get("specificity")) or 0.0
+    return round(spec * cov * cov, 4)
 
 
 @frozen

@@ -12,6 +12,7 @@ from pathlib import Path
 from ..config import Config, load_config
 from ..store import Store, StoredChunk, Term, open_store
 from ..sessions import is_session_path
+from .proximity import near_specificity
 from ..textutil import SEG_RE, fold, gram_units, is_stopword, query_terms
 from .channels import (FtsQuery, bm25_channel, build_fts_query, meta_channel, note_languages, respell, similarities,
                        vec_channel)
@@ -300,9 +301,11 @@ def term_evidence(store: Store, fq: FtsQuery, ids: list[int], chunks: dict[int, 
 
     Also returns what unsolicited injection weighs (inject.py), of the best-covered chunk:
     `specificity`, how unlikely its terms meet in one chunk by chance (the sum of ln(N/df) over
-    the terms it holds, minus ln N: ~0 when a chunk like it is expected anyway), and
+    the terms it holds, minus ln N: ~0 when a chunk like it is expected anyway), `near_specificity`,
+    the same within the best window of its words (retrieve/proximity; = specificity for grams or
+    without `chunks`), and
     `terms_matched` / `terms_total`."""
-    none = {"term_coverage": 0.0, "specificity": 0.0, "terms_matched": 0, "terms_total": 0}
+    none = {"term_coverage": 0.0, "specificity": 0.0, "near_specificity": 0.0, "terms_matched": 0, "terms_total": 0}
     seg = (lambda t: bool(SEG_RE.match(t.text))) if fq.runs else (lambda t: False)
     absent = [t for t in fq.dropped if fq.df.get(t) == 0 and not seg(t)][:GATE_MAX_ABSENT]
     terms = [t for t in fq.terms if not seg(t)] + absent
@@ -317,6 +320,7 @@ def term_evidence(store: Store, fq: FtsQuery, ids: list[int], chunks: dict[int, 
     weight = {t: _gate_idf(df[t], n) ** 2 for t in terms if df[t] or not _cjk_chars(t) & known_cjk}
     got = {cid: 0.0 for cid in ids}
     held: dict[int, list[tuple[int, bool]]] = {cid: [] for cid in ids}  # (df, counted in specificity)
+    words_held: dict[int, list[tuple[Term, float]]] = {cid: [] for cid in ids}  # (term, ln N/df): proximity
     total = sum(weight.values())
     if fq.runs:
         run_total, run_got, run_held = _run_evidence(store, fq, ids, n, chunks)
@@ -336,14 +340,17 @@ def term_evidence(store: Store, fq: FtsQuery, ids: list[int], chunks: dict[int, 
         for cid in found:
             got[cid] += weight[t] * credit
             held[cid].append((df[t], True))
+            words_held[cid].append((t, math.log(n / max(1, df[t]))))
     best = max(ids, key=lambda cid: (got[cid], -ids.index(cid)))
     # specificity counts a spaceless script's grams only among BM25's kept terms, as it did before
     # they were all weighed: overlapping grams are not independent (inject.py's scale)
     spec = sum(math.log(n / max(1, d)) for d, counted in held[best] if counted) - math.log(n)
     n_runs = len(_run_grams(fq.runs))
+    grams = bool(fq.runs) or any(_cjk_chars(t) for t in weight)
+    near = None if grams or not chunks else near_specificity(chunks.get(best), words_held[best], n)
     return {"term_coverage": round(got[best] / total, 4), "specificity": round(max(0.0, spec), 3),
-            "terms_matched": len(held[best]), "terms_total": len(weight) + n_runs,
-            "grams": bool(fq.runs) or any(_cjk_chars(t) for t in weight)}
+            "near_specificity": round(max(0.0, spec), 3) if near is None else min(near, round(max(0.0, spec), 3)),
+            "terms_matched": len(held[best]), "terms_total": len(weight) + n_runs, "grams": grams}
 
 
 def lexical_evidence(evidence: dict) -> bool:
