@@ -131,11 +131,9 @@ def test_coding_prompts_do_not_pull_in_help_pages(tmp_path):
     assert inject.NULL_QUANTILE < 1.0
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "known: typed 'Wi-Fi' is two query words, 'wi' and 'fi', each in one help chunk only, counted as "
-    "independent in the specificity sum (ln N twice for one written word); 'wifi' is one term since "
-    "retrieve/compounds and gets no block (test above)"))
 def test_a_hyphenated_word_counts_as_one_word_of_evidence(tmp_path):
+    """Typed 'Wi-Fi' is searched as 'wi' and 'fi', each in one help chunk only: counted apart they
+    were ln N of evidence twice (retrieve/proximity.one_word_each)."""
     from vaultrag.config import load_config
 
     vault = shared_path("eval", "vaults", "obsidian-help", "en")

@@ -61,3 +61,36 @@ def test_stemmed_and_non_ascii_words():
     assert near_specificity(chunk(text), held, N) == round(8.0 - math.log(N), 3)
     assert near_specificity(chunk("Straße und Café " + FILLER + " cafe"), [(Term("straße"), 4.0), (Term("café"), 4.0)],
                             N) == round(8.0 - math.log(N), 3)
+
+
+def test_the_parts_of_a_hyphenated_word_count_once():
+    from vaultrag.retrieve.channels import build_fts_query, hyphenated_words
+    from vaultrag.retrieve.proximity import one_word_each
+
+    assert hyphenated_words("what is my home Wi-Fi password") == (("wi", "fi"),)
+    assert hyphenated_words("real-time e-mail, sign-in") == (("real", "time"),)  # 'e', 'in': no terms
+    assert hyphenated_words("WLAN-Router") == (("wlan", "router"),)
+    assert hyphenated_words("no hyphen here") == () and hyphenated_words("a - b") == ()
+    fq = build_fts_query("what is my home Wi-Fi password")
+    held = [(Term("home"), 2.0), (Term("wi"), W), (Term("fi"), W)]
+    merged = one_word_each(held, fq)
+    assert [tuple((t.text, w) for t, w in e) for e in merged] == [(("home", 2.0),), (("wi", W), ("fi", W))]
+    text = f"Works on your Home Screen. {FILLER} Toggles like Wi-Fi."
+    assert near_specificity(chunk(text), held, N) == round(2 * W - math.log(N), 3)  # counted apart: ln N of evidence
+    assert near_specificity(chunk(text), merged, N) == 0.0  # one word: the rarer part alone
+
+
+def test_a_hyphenated_word_is_in_every_window_only_when_the_label_holds_all_of_it():
+    text = f"Make a table of it. {FILLER} Then create the rows. {FILLER} release notes"
+    held = [((Term("create"), 5.0), (Term("table"), 1.5)), ((Term("release"), 4.0),)]
+    # 'table' in the heading alone does not put the rarer 'create' in every window
+    assert near_specificity(chunk(text, heading="Table"), held, N) == round(max(0.0, 5.0 - math.log(N)), 3)
+    assert near_specificity(chunk(text, heading="Create table"), held, N) == round(9.0 - math.log(N), 3)
+
+
+def test_a_hyphenated_word_weighs_its_rarest_part_only_where_written_together():
+    held = [((Term("create"), 5.0), (Term("table"), 1.5)), ((Term("release"), 4.0),)]
+    apart = f"create {FILLER} the table and release notes"
+    together = f"create {FILLER} run create-table before the release"
+    assert near_specificity(chunk(apart), held, N) == round(max(0.0, 1.5 + 4.0 - math.log(N)), 3)  # 'table' alone: its own weight
+    assert near_specificity(chunk(together), held, N) == round(5.0 + 4.0 - math.log(N), 3)

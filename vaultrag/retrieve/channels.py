@@ -56,6 +56,9 @@ class FtsQuery:
     typos: frozenset[Term] = frozenset()  # terms whose alternatives are typo corrections (the gate's half credit)
     runs: tuple[tuple[str, ...], ...] = ()  # clusters of the query's spaceless-script runs (the gate's adjacency)
     respelt: tuple[tuple[str, str], ...] = ()  # (word as typed, the vault's spelling): see `respell`
+    # the term texts of each hyphenated word of the prompt ("Wi-Fi": wi, fi), words BM25 searches
+    # apart: as evidence they are one word, not two meeting by chance (retrieve/proximity)
+    hyphenated: tuple[tuple[str, ...], ...] = ()
 
     @property
     def match(self) -> bool:
@@ -129,7 +132,22 @@ def build_fts_query(text: str, store: Store | None = None, max_terms: int = MAX_
         dropped = [t for t in terms if t not in keep]
         terms = [t for t in terms if t in keep]
     return FtsQuery(tuple(terms), tuple(dropped), df, loose, frozenset(fixed.values()), tuple(spaceless_runs(text)),
-                    tuple((t.text, alt.text) for t, alt in respelt.items()))
+                    tuple((t.text, alt.text) for t, alt in respelt.items()), hyphenated_words(text))
+
+
+def hyphenated_words(text: str) -> tuple[tuple[str, ...], ...]:
+    """The query term texts of each word of `text` written with a hyphen, of two or more terms."""
+    if "-" not in text:
+        return ()
+    out = []
+    for m in _HYPHENATED_RE.finditer(text):
+        parts = tuple(dict.fromkeys(query_term(w).text for w in query_terms(m.group(0))))
+        if len(parts) > 1:
+            out.append(parts)
+    return tuple(out)
+
+
+_HYPHENATED_RE = re.compile(r"[^\W_]+(?:-[^\W_]+)+")
 
 
 _WORD_RE = re.compile(r"[A-Za-z]+")

@@ -12,7 +12,7 @@ from pathlib import Path
 from ..config import Config, load_config
 from ..store import Store, StoredChunk, Term, open_store
 from ..sessions import is_session_path
-from .proximity import near_specificity
+from .proximity import near_specificity, one_word_each
 from ..textutil import SEG_RE, fold, gram_units, is_stopword, query_terms
 from .channels import (FtsQuery, bm25_channel, build_fts_query, meta_channel, note_languages, respell, similarities,
                        vec_channel)
@@ -347,7 +347,7 @@ def term_evidence(store: Store, fq: FtsQuery, ids: list[int], chunks: dict[int, 
     spec = sum(math.log(n / max(1, d)) for d, counted in held[best] if counted) - math.log(n)
     n_runs = len(_run_grams(fq.runs))
     grams = bool(fq.runs) or any(_cjk_chars(t) for t in weight)
-    near = None if grams or not chunks else near_specificity(chunks.get(best), words_held[best], n)
+    near = None if grams or not chunks else near_specificity(chunks.get(best), one_word_each(words_held[best], fq), n)
     return {"term_coverage": round(got[best] / total, 4), "specificity": round(max(0.0, spec), 3),
             "near_specificity": round(max(0.0, spec), 3) if near is None else min(near, round(max(0.0, spec), 3)),
             "terms_matched": len(held[best]), "terms_total": len(weight) + n_runs, "grams": grams}

@@ -70,35 +70,55 @@ def _index(tokens: list[str]) -> dict[str, list[int]]:
     return at
 
 
-def near_specificity(chunk: StoredChunk | None, held: list[tuple[Term, float]], n: int,
-                     window: int = NEAR_WINDOW) -> float | None:
-    """The largest sum of ln(N/df) (each held term's `weight`) of the terms inside one window of
-    `window` words of the chunk's text, terms of its title / headings / context in every window,
-    minus ln N, at least 0. None when it cannot say (no chunk, fewer than two terms)."""
-    if chunk is None or len(held) < 2:
+def one_word_each(held: list[tuple[Term, float]], fq) -> list[tuple[tuple[Term, float], ...]]:
+    """`held` as near_specificity weighs it: one entry per word of the prompt, the terms of one
+    hyphenated word (fq.hyphenated: "Wi-Fi" is searched as wi, fi) together (the parts of a word
+    meet by no chance: counted apart, typed "Wi-Fi" was ln N of evidence twice)."""
+    group = {text: i for i, parts in enumerate(getattr(fq, "hyphenated", ()) or ()) for text in parts}
+    out: list[tuple[tuple[Term, float], ...]] = []
+    where: dict[int, int] = {}
+    for term, weight in held:
+        g = group.get(term.text)
+        if g is not None and g in where:
+            out[where[g]] += ((term, weight),)
+            continue
+        if g is not None:
+            where[g] = len(out)
+        out.append(((term, weight),))
+    return out
+
+
+def near_specificity(chunk: StoredChunk | None, held: list, n: int, window: int = NEAR_WINDOW) -> float | None:
+    """The largest sum of ln(N/df) (each held term's weight) of the prompt's words inside one window
+    of `window` words of the chunk's text, minus ln N, at least 0. `held`: (Term, weight) pairs, or
+    entries of several (`one_word_each`: one hyphenated word), which count once: as their rarest
+    part where the parts stand together as written, else as the part found. A word of the chunk's
+    title / headings / context (all its parts) counts in every window. None when it cannot say
+    (no chunk, fewer than two entries)."""
+    entries = [e if isinstance(e[0], tuple) else (e,) for e in held]
+    if chunk is None or len(entries) < 2:
         return None
     tokens = [_plain(w) for w in words(chunk.text)]  # (`words` stems a stemmed script's words, as the query's)
     label = [_plain(w) for w in words(" ".join((chunk.title or "", chunk.heading_path or "", chunk.context or "")))]
     at, label_at = _index(tokens), _index(label)
-    everywhere = 0.0
-    events: list[tuple[int, int]] = []  # (position, term index)
-    for k, (term, _) in enumerate(held):
-        found = positions(term, tokens, at)
-        if not found or positions(term, label, label_at):
-            everywhere += held[k][1]
-        else:
-            events += [(p, k) for p in found]
+    base = [0.0] * len(entries)  # what each entry gives every window
+    events: list[tuple[int, int, float]] = []  # (position, entry, weight there)
+    for k, parts in enumerate(entries):
+        whole = max(w for _, w in parts)
+        found = {t: positions(t, tokens, at) for t, _ in parts}
+        if not any(found.values()) or all(positions(t, label, label_at) for t, _ in parts):
+            base[k] = whole
+            continue
+        together = set.intersection(*(set(p - j for p in found[t]) for j, (t, _) in enumerate(parts)))
+        for j, (t, w) in enumerate(parts):
+            events += [(p, k, whole if p - j in together else w) for p in found[t]]
     events.sort()
-    best, count, inside, lo = 0.0, {}, 0.0, 0
-    for p, k in events:  # sliding window over the located terms' positions
-        count[k] = count.get(k, 0) + 1
-        if count[k] == 1:
-            inside += held[k][1]
-        while events[lo][0] <= p - window:
-            q = events[lo][1]
-            count[q] -= 1
-            if not count[q]:
-                inside -= held[q][1]
-            lo += 1
-        best = max(best, inside)
-    return round(max(0.0, everywhere + best - math.log(max(n, 1))), 3)
+    best = sum(base)
+    for i, (start, _, _) in enumerate(events):  # each window starting at a located word
+        top = list(base)
+        for p, k, w in events[i:]:
+            if p >= start + window:
+                break
+            top[k] = max(top[k], w)
+        best = max(best, sum(top))
+    return round(max(0.0, best - math.log(max(n, 1))), 3)
