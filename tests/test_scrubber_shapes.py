@@ -10,6 +10,8 @@ import pytest
 
 from vaultrag.scrubber import scrub
 
+from scrub_helpers import gone, untouched
+
 ALNUM = string.ascii_letters + string.digits
 HEX = "0123456789abcdef"
 
@@ -24,15 +26,6 @@ def mixed(rng: random.Random, alphabet: str, n: int) -> str:
         v = pick(rng, alphabet, n)
         if any(c.isupper() for c in v) and any(c.islower() for c in v) and any(c.isdigit() for c in v):
             return v
-
-
-def gone(text: str, secret: str) -> bool:
-    clean, findings = scrub(text)
-    return secret not in clean and bool(findings)
-
-
-def untouched(text: str) -> bool:
-    return scrub(text) == (text, ())
 
 
 @pytest.mark.parametrize("secret", [

@@ -17,6 +17,8 @@ import pytest
 
 from vaultrag.scrubber import engine, scrub
 
+from scrub_helpers import gone, untouched
+
 ALNUM = string.ascii_letters + string.digits
 URLSAFE = ALNUM + "_-"
 HEX = "0123456789abcdef"
@@ -32,15 +34,6 @@ def typed(rng: random.Random) -> str:
     """A password as people type them: a word, digits, a symbol (`Cedar2024!`)."""
     word = rng.choice(["Otter", "Lupo", "Cedar", "Nube", "Brisa", "Havik", "Sommer"])
     return word + str(rng.randint(10, 9999)) + rng.choice("!#%&*?@$")
-
-
-def gone(text: str, secret: str) -> bool:
-    clean, findings = scrub(text)
-    return secret not in clean and bool(findings)
-
-
-def untouched(text: str) -> bool:
-    return scrub(text) == (text, ())
 
 
 # The words of the new rules, in text that holds no secret (and exercises the large-text paths).

@@ -12,6 +12,8 @@ import pytest
 
 from vaultrag.scrubber import engine, scrub
 
+from scrub_helpers import gone, untouched
+
 ALNUM = string.ascii_letters + string.digits
 HEX = "0123456789abcdef"
 BASE58 = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
@@ -27,15 +29,6 @@ def typed(rng: random.Random) -> str:
     """A password as people type them: a word, digits, a symbol (`Sommer2024!`)."""
     word = rng.choice(["Sommer", "Winter", "Katze", "Blue", "Tiger", "Lemon", "Fuchs", "Ocean"])
     return word + str(rng.randint(10, 9999)) + rng.choice("!#%&*?@$")
-
-
-def gone(text: str, secret: str) -> bool:
-    clean, findings = scrub(text)
-    return secret not in clean and bool(findings)
-
-
-def untouched(text: str) -> bool:
-    return scrub(text) == (text, ())
 
 
 def both_ways(make, seeds=SEEDS) -> None:
