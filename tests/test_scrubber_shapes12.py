@@ -127,3 +127,25 @@ def test_a_password_word_after_a_comma_in_prose_stays():
     for text in ("Router im Keller, Kennwort vergessen", "NAS at 10.0.0.5, password reset via the web UI",
                  "users, passwords, keys", "On login, password managers autofill", "Hinweis, Kennwort ändern"):
         assert untouched(text), text
+
+
+@pytest.mark.parametrize("shape", ["Bike lock: {v}", "Front door lock: {v}", "phone lock code {v}", "Door keypad {v}#",
+                                   "Keypad: {v}", "Garage opener {s}", "gate opener {v}", "garage door opener {s}",
+                                   "Locker 42, combination {c}", "suitcase lock combination {c}"])
+def test_locks_named_by_what_they_lock_keypads_and_openers(shape):
+    """A new-user trial's leaks: 'Bike lock: 5182', 'Door keypad 2468#', 'Garage opener 8 4 1 7',
+    'Locker 42, combination 3-17-29' were stored as written."""
+    def make(r):
+        v = "".join(r.choice(string.digits) for _ in range(r.randint(4, 6)))
+        values = {"v": v, "s": " ".join(v), "c": "-".join(str(r.randint(1, 39)) for _ in range(3))}
+        key = "c" if "{c}" in shape else "s" if "{s}" in shape else "v"
+        return shape.format(**values), values[key]
+    each_seed(make)
+
+
+def test_lock_keypad_and_opener_words_without_a_code_stay():
+    for text in ("Lock: 1234", "mutex lock 1000", "lock 2048", "file lock: 0644", "screen lock timeout: 300",
+                 "keypad 3x4 matrix", "the keypad has 12 keys", "Keypad 12 keys, 3 rows", "garage opener 2 remotes",
+                 "garage door opener 2024 model", "Bike lock 2023 models", "door lock 15 minutes", "opener 2019",
+                 "a linear combination 12-34", "Locker 12"):
+        assert untouched(text), text

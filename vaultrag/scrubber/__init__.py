@@ -91,7 +91,7 @@ __all__ = ["Finding", "GENERIC_RULES", "RULES", "VENDOR_RULES", "ruleset_id", "s
 # seen by ruleset_id on its own). The index records the ruleset it was scrubbed with; the next
 # reindex under another ruleset re-scrubs every note, so a secret an older scrubber missed does
 # not stay in an index built before the rule that finds it (indexer.settings_fingerprint).
-RULES_VERSION = "2026-12-04.1"  # more languages' password words, user / password pairs, lock codes, network keys after the name, Azure DevOps PATs, rclone, passwords in parentheses or after a comma
+RULES_VERSION = "2026-12-04.2"  # locks named by what they lock, keypads and openers; more languages' password words, user / password pairs, lock codes, network keys after the name, Azure DevOps PATs, rclone, passwords in parentheses or after a comma
 
 
 def ruleset_id() -> str:

@@ -99,6 +99,8 @@ _SPACED_RE = re.compile(r"\d(?: \d)+")
 
 
 QUALIFIER_REACH = 2  # words before a code word that may name its lock ("garage door opener code")
+LOCK_REACH = 40  # characters before a combination, on its line, where its lock may be named
+_LOCK_WORD_RE = re.compile(r"[^\W\d_]+")
 
 
 def _words_before(text: str, i: int, n: int = QUALIFIER_REACH) -> set:
@@ -141,7 +143,8 @@ def _pin(m: re.Match) -> Optional[tuple]:
         if head != a:
             return None  # spin, mapping, ledPin
     elif label.startswith(("ombina", "ombo")):
-        named = _words_before(text, head) | {w.lower() for w in gap}
+        line = text[text.rfind("\n", 0, head) + 1:head]  # a lock named earlier on the line: "Locker 42, combination 3-17-29"
+        named = _words_before(text, head) | {w.lower() for w in gap} | set(_LOCK_WORD_RE.findall(line[-LOCK_REACH:].lower()))
         if head != a - 1 or text[head] not in "cCkK" or not named & _LOCK_WORDS:
             return None  # "a linear combination is 12-34": no lock named
         return m.span("s")
@@ -291,7 +294,14 @@ add("card-number", _UNGROUPED, (), _labelled_card, needs_long=False, vendor=Fals
 # With no code word, only a colon, `=`, a copula or a dash separates ("Safe: 4821"; not "safe 2024").
 _LOCKS = (r"safe|tresor|coffre(?:-fort)?|kluis|lockbox|lock[ \t-]?box|padlock|locker|schlie(?:ß|ss)fach"
           r"|cassaforte|caja[ \t]+fuerte|cofre|vorhängeschloss|vorhaengeschloss|lucchetto|cadenas|candado"
-          r"|hangslot|kassaskåp|pengeskab|gun[ \t]+safe|wall[ \t]+safe")
+          r"|hangslot|kassaskåp|pengeskab|gun[ \t]+safe|wall[ \t]+safe"
+          # a lock named by what it locks ("Bike lock: 5182", "phone lock code 1234"), a keypad or an
+          # opener ("Door keypad 2468#", "Garage opener 8 4 1 7": a code is typed into it, so no colon
+          # is needed: _TYPED_INTO); "lock" and "opener" need the thing they lock before them
+          r"|key[ \t-]?pad|lock|opener")
+_TYPED_INTO = ("pad", "opener")
+_LOCKED_THINGS = frozenset("""bike bicycle cable chain door gate shed mailbox letterbox luggage suitcase garage
+    combination front phone screen locker gym""".split())
 _LOCK_CODE_WORDS = (r"code|kod|kode|koodi|pin|combination|combo|kombination|combinaison|combinación|combinazione"
                     r"|combinação|combinatie|kombinasjon|zahlencode|zahlenkombination|nummer|number|numbers")
 _COMBO_VALUE = (r"(?P<s>\d{%d,%d}|[LRlr]?\d{1,3}(?:(?:[ \t]*[-,/][ \t]*|[ \t]+)[LRlr]?\d{1,3}){1,5}|\d(?: \d){%d,%d})"
@@ -301,15 +311,19 @@ _LOCK_LABEL = (r"(?<![\w-])(?P<label>(?i:%s))(?P<word>(?i:[ \t-]?(?:%s)s?)|)(?:[
                % (_LOCKS, _LOCK_CODE_WORDS, _COPULAS, _BOLD_END, _COMBO_VALUE.replace("(?P<s>", "[\"'`]?(?P<s>", 1)))
 # Words after a number that make it a quantity ("Safe: 2-3 days", "safe 10 - 20 kg").
 _QUANTITY_WORDS = frozenset("""days day hours hour minutes min weeks months years times items people pages kg g lb
-    lbs m cm mm km ft in inch inches percent % mb gb tb ms seconds s steps""".split())
+    lbs m cm mm km ft in inch inches percent % mb gb tb ms seconds s steps
+    model models edition version series review remote remotes""".split())  # (a product: "opener 2024 model")
 _NEXT_WORD_RE = re.compile(r"[ \t]*([^\W\d]+|%)")
 
 
 def _lock_code(m: re.Match) -> Optional[tuple]:
     text, (a, b) = m.string, m.span("s")
     value, sep, word = m.group("s"), m.group("sep").strip(), m.group("word").strip(" \t-").lower()
-    if not sep and not word:
-        return None  # "safe 2024", "locker 12": no code word, no colon
+    label = m.group("label").lower()
+    if label in ("lock", "opener") and not (word and label == "lock") and not _words_before(text, m.start()) & _LOCKED_THINGS:
+        return None  # "Lock: 30", "opener 2": what it locks is not named ("lock code 1234" is a code)
+    if not sep and not word and not (label.endswith(_TYPED_INTO) and len(re.findall(r"\d", value)) >= MIN_PIN):
+        return None  # "safe 2024", "locker 12": no code word, no colon (a keypad's 4+ digits are its code)
     nxt = _NEXT_WORD_RE.match(text, b)
     if nxt and nxt.group(1).lower() in _QUANTITY_WORDS:
         return None
@@ -329,7 +343,7 @@ def _lock_code(m: re.Match) -> Optional[tuple]:
     return a, b
 
 
-add("pin-code", _LOCK_LABEL, ["safe", "tresor", "coffre", "kluis", "lock", "padlock", "schlie", "cassaforte", "caja",
+add("pin-code", _LOCK_LABEL, ["safe", "tresor", "coffre", "kluis", "lock", "keypad", "key pad", "key-pad", "opener", "schlie", "cassaforte", "caja",
                               "cofre", "vorh", "lucchetto", "cadenas", "candado", "hangslot", "kass", "pengeskab", "gun",
                               "wall"],
     _lock_code, needs_long=False, vendor=False, anchored=True, priority=PRIORITY_GENERIC, line_needs="0123456789")
