@@ -12,10 +12,10 @@ from pathlib import Path
 from ..config import Config, load_config
 from ..store import Store, StoredChunk, Term, open_store
 from ..sessions import is_session_path
-from .proximity import near_specificity, one_word_each
 from ..textutil import SEG_RE, fold, gram_units, is_stopword, query_terms
 from .channels import (FtsQuery, bm25_channel, build_fts_query, meta_channel, note_languages, respell, similarities,
                        vec_channel)
+from .proximity import near_specificity, one_word_each
 from .citations import FileCache, changed_on_disk, locate, locate_session, stored_copy
 from .fusion import rescore, rrf
 from .framing import topic
@@ -337,19 +337,20 @@ def term_evidence(store: Store, fq: FtsQuery, ids: list[int], chunks: dict[int, 
         if looser != (t,) and missed:  # the prefix form is the costly query: ask only where needed
             found |= store.contains(looser, missed)
         credit = GATE_TYPO_CREDIT if t in fq.typos else 1.0  # a typo's correction: half a match
+        rarity = math.log(n / max(1, df[t]))
         for cid in found:
             got[cid] += weight[t] * credit
             held[cid].append((df[t], True))
-            words_held[cid].append((t, math.log(n / max(1, df[t]))))
+            words_held[cid].append((t, rarity))
     best = max(ids, key=lambda cid: (got[cid], -ids.index(cid)))
     # specificity counts a spaceless script's grams only among BM25's kept terms, as it did before
     # they were all weighed: overlapping grams are not independent (inject.py's scale)
-    spec = sum(math.log(n / max(1, d)) for d, counted in held[best] if counted) - math.log(n)
+    spec = round(max(0.0, sum(math.log(n / max(1, d)) for d, counted in held[best] if counted) - math.log(n)), 3)
     n_runs = len(_run_grams(fq.runs))
     grams = bool(fq.runs) or any(_cjk_chars(t) for t in weight)
     near = None if grams or not chunks else near_specificity(chunks.get(best), one_word_each(words_held[best], fq), n)
-    return {"term_coverage": round(got[best] / total, 4), "specificity": round(max(0.0, spec), 3),
-            "near_specificity": round(max(0.0, spec), 3) if near is None else min(near, round(max(0.0, spec), 3)),
+    return {"term_coverage": round(got[best] / total, 4), "specificity": spec,
+            "near_specificity": spec if near is None else min(near, spec),
             "terms_matched": len(held[best]), "terms_total": len(weight) + n_runs, "grams": grams}
 
 

@@ -74,7 +74,7 @@ def one_word_each(held: list[tuple[Term, float]], fq) -> list[tuple[tuple[Term, 
     """`held` as near_specificity weighs it: one entry per word of the prompt, the terms of one
     hyphenated word (fq.hyphenated: "Wi-Fi" is searched as wi, fi) together (the parts of a word
     meet by no chance: counted apart, typed "Wi-Fi" was ln N of evidence twice)."""
-    group = {text: i for i, parts in enumerate(getattr(fq, "hyphenated", ()) or ()) for text in parts}
+    group = {text: i for i, parts in enumerate(fq.hyphenated) for text in parts}
     out: list[tuple[tuple[Term, float], ...]] = []
     where: dict[int, int] = {}
     for term, weight in held:

@@ -322,7 +322,9 @@ def _lock_code(m: re.Match) -> Optional[tuple]:
     label = m.group("label").lower()
     if label in ("lock", "opener") and not (word and label == "lock") and not _words_before(text, m.start()) & _LOCKED_THINGS:
         return None  # "Lock: 30", "opener 2": what it locks is not named ("lock code 1234" is a code)
-    if not sep and not word and not (label.endswith(_TYPED_INTO) and len(re.findall(r"\d", value)) >= MIN_PIN):
+    groups = re.findall(r"\d+", value)
+    digits = sum(len(g) for g in groups)
+    if not sep and not word and not (label.endswith(_TYPED_INTO) and digits >= MIN_PIN):
         return None  # "safe 2024", "locker 12": no code word, no colon (a keypad's 4+ digits are its code)
     nxt = _NEXT_WORD_RE.match(text, b)
     if nxt and nxt.group(1).lower() in _QUANTITY_WORDS:
@@ -331,8 +333,6 @@ def _lock_code(m: re.Match) -> Optional[tuple]:
         return None
     if re.fullmatch(r"[0-9]+(?:[.,][0-9]+)?", value) and not value.isdigit():
         return None
-    groups = re.findall(r"\d+", value)
-    digits = sum(len(g) for g in groups)
     if len(groups) == 1:
         return (a, b) if MIN_PIN <= digits <= MAX_PIN else None
     # several groups: a dial's numbers (3+ groups, or 2 under a code word), not a range ("10-20")

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from typing import Optional
 
-from .judge import (entropy, wordiness, is_placeholder, key_kind, looks_random, looks_secret_value,
+from .judge import (TYPED_SYMBOLS, entropy, wordiness, is_placeholder, key_kind, looks_random, looks_secret_value,
                     stands_in_for_password)
 from .rules import (PRIORITY_ARMOUR, PRIORITY_GENERIC, add, basic, jwt, literal, pem, random, target,
                     wrapped_jwt, wrapped_pem)
@@ -153,7 +153,7 @@ def _assignment(m: re.Match) -> Optional[tuple]:
         # (a digit, and a capital or a symbol), not a list of names or a validation rule (`min:8`)
         value = text[a:b]
         if (_typed_shape(value) and any(c.isdigit() for c in value) and not key_kind(value)
-                and any(c.isupper() or c in "!#$%&*+=?@^~" for c in value) and not re.search(r"[\s:|]", value)):
+                and any(c.isupper() or c in TYPED_SYMBOLS for c in value) and not re.search(r"[\s:|]", value)):
             return _named(kind, judge_value(text, kind, a, b, True, "="))
     span = judge_value(text, kind, a, b, m.group("q") is not None, sep)
     if span is None and kind == "secret" and sep in ("=", ":", ":=") and _names_a_secret(text, m.start(), m.end("name")):
@@ -165,7 +165,6 @@ def _assignment(m: re.Match) -> Optional[tuple]:
 # `client_secret: Sommer2024!`. Under a name holding the word "secret", a value typed as strong
 # passwords are (a letter, a digit, and a symbol or both cases; no space) counts as under `password`;
 # `secret: v1.2.3`, `secret: db-creds`, `secret_name: x` stay.
-_TYPED_SECRET_SYMBOLS = "!#$%&*+=?@^~"
 
 
 def _names_a_secret(text: str, start: int, end: int) -> bool:
@@ -185,7 +184,7 @@ def _typed_secret(text: str, a: int, b: int, quoted: bool, sep: str) -> Optional
         return None
     letters, digit = any(c.isalpha() for c in value), any(c.isdigit() for c in value)
     mixed = any(c.islower() for c in value) and any(c.isupper() for c in value)
-    if not (letters and digit and (mixed or any(c in _TYPED_SECRET_SYMBOLS for c in value))):
+    if not (letters and digit and (mixed or any(c in TYPED_SYMBOLS for c in value))):
         return None
     if re.fullmatch(r"[A-Za-z]+(?:[-_.][A-Za-z0-9]+)+|v?\d+(?:\.\d+)+[\w.-]*", value):
         return None  # `my-Secret-v2` names, versions

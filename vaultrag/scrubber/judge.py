@@ -74,6 +74,8 @@ def is_sequence(value: str) -> bool:
 
 
 MIN_NUMERIC_PASSWORD = 4  # digits; "password: 8" or "is 12" (characters) is a rule, `4711` a password
+# Symbols a person types into a password ("Sommer2024!"): with a digit, a typed value, not a word.
+TYPED_SYMBOLS = "!#$%&*+=?@^~"
 
 
 def numeric_password(value: str) -> bool:

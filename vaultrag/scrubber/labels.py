@@ -32,7 +32,7 @@ from __future__ import annotations
 import re
 from typing import Optional
 
-from .judge import (MIN_NUMERIC_PASSWORD, _CAMEL_WORDS_RE, is_placeholder, key_kind, looks_random, numeric_password,
+from .judge import (MIN_NUMERIC_PASSWORD, TYPED_SYMBOLS, _CAMEL_WORDS_RE, is_placeholder, key_kind, looks_random, numeric_password,
                     stands_in_for_password)
 from .rules import PRIORITY_GENERIC, add
 
@@ -265,12 +265,11 @@ def _bare_pw(m: re.Match) -> Optional[tuple]:
     a, b = _without_sentence_end(m.string, *m.span("s"))
     value = m.string[a:b]
     if value.startswith(("-", "(", "[", "{", "<", "\"", "'", "`")) \
-            or not any(c.isdigit() or c in _TYPED_SYMBOLS for c in value):
+            or not any(c.isdigit() or c in TYPED_SYMBOLS for c in value):
         return None
     return (a, b, "password-label") if _typed_in_prose(value) and not _a_quantity(value, m.string, b) else None
 
 
-_TYPED_SYMBOLS = "!#$%&*+=?@^~"
 
 
 def _definition(m: re.Match) -> Optional[tuple]:
@@ -465,7 +464,7 @@ def _network_key(m: re.Match) -> Optional[tuple]:
     if value.startswith(("-", "(", "[", "{", "<", "$", "%")) or _NAMED_SCHEMES_RE.match(value) \
             or re.fullmatch(r"[a-z0-9]+(?:-[a-z]{2,})+|WPA\d?[\w-]*|\d+(?:[.,]\d+)*(?:[a-zA-Z]{1,3})?", value):
         return None  # `WPA2-PSK`, `base64-encoded`, `2.4GHz`, a flag, a template
-    if not any(c.isdigit() or c in _TYPED_SYMBOLS for c in value) or not _typed_in_prose(value):
+    if not any(c.isdigit() or c in TYPED_SYMBOLS for c in value) or not _typed_in_prose(value):
         return None
     return (a, b, "password-label") if not _a_quantity(value, m.string, b) else None
 
@@ -533,11 +532,11 @@ def _in_parentheses(m: re.Match) -> Optional[tuple]:
     if not any(c.isdigit() for c in value) or is_placeholder(value) or value.startswith(_NOT_VALUES) \
             or re.fullmatch(r"[\w.-]+(?:/[\w.-]+)+", value):
         return None  # (`X11/Wayland`: alternatives, a path)
-    if not (any(c in _TYPED_SYMBOLS for c in value) or (any(c.islower() for c in value)
+    if not (any(c in TYPED_SYMBOLS for c in value) or (any(c.islower() for c in value)
                                                           and any(c.isupper() for c in value))):
         return None  # `root (UID0)`, `admin (v2.1)`, `user (id 42)`
     if _NAMED_SCHEMES_RE.match(value) or _a_variable_name(value) or re.fullmatch(r"[A-Za-z]+\d*[-_.]?\d*", value) \
-            and not any(c in _TYPED_SYMBOLS for c in value) and sum(c.isupper() for c in value) <= 1:
+            and not any(c in TYPED_SYMBOLS for c in value) and sum(c.isupper() for c in value) <= 1:
         return None  # `admin (SHA256)`, `admin (Ubuntu22)`: a word and its number
     return m.start("s"), m.end("s"), "password-label"
 

@@ -29,7 +29,7 @@ from __future__ import annotations
 import re
 from typing import Optional
 
-from .judge import is_placeholder, key_kind, looks_random, looks_secret_value, numeric_password
+from .judge import TYPED_SYMBOLS, is_placeholder, key_kind, looks_random, looks_secret_value, numeric_password
 from .digits import MAX_PIN, MIN_PIN
 from .labels import _ASCII_LABELS, _OTHER_LABELS, _typed_password
 from .rules import PRIORITY_GENERIC, add, literal
@@ -201,7 +201,7 @@ def _bare_pair(m: re.Match) -> Optional[tuple]:
     value = m.string[span[0]:span[1]]
     if not any(c.isdigit() for c in value) or re.fullmatch(r"[A-Z]?[a-z]+\d+", value):
         return None
-    if not (any(c in "!#$%&*+=?@^~" for c in value) or any(c.isupper() for c in value[1:])):
+    if not (any(c in TYPED_SYMBOLS for c in value) or any(c.isupper() for c in value[1:])):
         return None
     return span
 
